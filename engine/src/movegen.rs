@@ -1,0 +1,111 @@
+//! Legal move generation: steps, friendly jumps, compulsory promotion and drops.
+//!
+//! There is no check in Shogi4, so every pseudo-legal move is legal.
+
+use std::ops::Deref;
+
+use crate::{Bitboard, Direction, Kind, Move, Position, Square};
+
+/// Capacity of a [`MoveList`]: 9 pieces × 8 directions plus 4 kinds × 14 squares is below it.
+pub const MAX_MOVES: usize = 128;
+
+/// A list of moves without heap allocation.
+#[derive(Clone, Copy)]
+pub struct MoveList {
+    moves: [Move; MAX_MOVES],
+    len: usize,
+}
+
+impl MoveList {
+    /// An empty list.
+    pub fn new() -> MoveList {
+        MoveList { moves: [Move::Drop { kind: Kind::Carp, to: Square::from_index(0) }; MAX_MOVES], len: 0 }
+    }
+
+    #[inline]
+    fn push(&mut self, mv: Move) {
+        self.moves[self.len] = mv;
+        self.len += 1;
+    }
+}
+
+impl Default for MoveList {
+    fn default() -> Self {
+        MoveList::new()
+    }
+}
+
+impl Deref for MoveList {
+    type Target = [Move];
+    fn deref(&self) -> &[Move] {
+        &self.moves[..self.len]
+    }
+}
+
+impl IntoIterator for MoveList {
+    type Item = Move;
+    type IntoIter = std::iter::Take<std::array::IntoIter<Move, MAX_MOVES>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.moves.into_iter().take(self.len)
+    }
+}
+
+impl std::fmt::Debug for MoveList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+/// Where a piece on `from` lands when it moves toward `direction`, given the squares its own
+/// side occupies: the neighbour, or the square beyond a friendly neighbour (a jump).
+#[inline]
+pub(crate) fn landing(from: Square, direction: Direction, own: Bitboard) -> Option<Square> {
+    let next = from.step(direction)?;
+    let target = if own.contains(next) { next.step(direction)? } else { next };
+    (!own.contains(target)).then_some(target)
+}
+
+impl Position {
+    /// Every legal move, board moves first (by origin square), then drops.
+    pub fn legal_moves(&self) -> MoveList {
+        let mut list = MoveList::new();
+        let us = self.turn;
+        let own = self.occupied[us];
+        for from in own {
+            let piece = self.board[from.index()].expect("occupied squares hold pieces");
+            let can_promote = piece.kind != Kind::Royal && !piece.promoted;
+            let mut mask = piece.direction_mask();
+            while mask != 0 {
+                let direction = Direction::ALL[mask.trailing_zeros() as usize];
+                mask &= mask - 1;
+                if let Some(to) = landing(from, direction, own) {
+                    list.push(Move::Board { from, to, promotes: can_promote && to.is_far_rank_for(us) });
+                }
+            }
+        }
+        let hand = self.hands[us];
+        if !hand.is_empty() {
+            let far = if us == crate::Color::First { Bitboard(0xF000) } else { Bitboard(0x000F) };
+            let targets = !(self.occupied() | far);
+            for kind in Kind::HAND_KINDS {
+                if hand.count(kind) > 0 {
+                    for to in targets {
+                        list.push(Move::Drop { kind, to });
+                    }
+                }
+            }
+        }
+        list
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_position_has_eight_moves() {
+        let moves: Vec<String> = Position::start().legal_moves().iter().map(|m| m.to_string()).collect();
+        assert_eq!(moves, ["a1a3", "a1b2", "b1b2", "c1d2", "c1b2", "d1d2", "d1c2", "a2a3"]);
+    }
+}

@@ -1,0 +1,257 @@
+//! Positions: an unchecked [`Setup`] and a [`Position`] that is legal by construction.
+
+use std::fmt;
+
+use crate::moves::MoveText;
+use crate::{Bitboard, ByColor, Color, Hand, Kind, Material, Move, ParseMoveError, Piece, Square};
+
+/// A position as read or built, not yet checked. Convert with `Position::try_from`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Setup {
+    /// The board, indexed by [`Square::index`].
+    pub board: [Option<Piece>; 16],
+    /// Each player's hand.
+    pub hands: ByColor<Hand>,
+    /// The player to move.
+    pub turn: Color,
+}
+
+/// Why a [`Setup`] is not a legal Shogi4 position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PositionError {
+    /// A player has no royal on the board.
+    MissingRoyal(Color),
+    /// A player has more than one royal.
+    TwoRoyals(Color, Square, Square),
+    /// A royal is marked promoted; the royal never promotes.
+    PromotedRoyal(Square),
+    /// More than two pieces of one kind in the game (board and hands together).
+    TooManyPieces(Kind, u32),
+    /// An unpromoted piece stands on its owner's far rank, where it would have promoted.
+    UnpromotedOnFarRank(Square),
+}
+
+impl fmt::Display for PositionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let player = |c: &Color| match c {
+            Color::First => "the first player",
+            Color::Second => "the second player",
+        };
+        match self {
+            PositionError::MissingRoyal(c) => write!(f, "{} has no royal (K) on the board", player(c)),
+            PositionError::TwoRoyals(c, a, b) => {
+                write!(f, "{} has two royals, on {a} and {b}; each player has exactly one", player(c))
+            }
+            PositionError::PromotedRoyal(s) => write!(f, "the royal on {s} is promoted; the royal never promotes"),
+            PositionError::TooManyPieces(k, n) => write!(
+                f,
+                "{n} pieces of kind {} in the game (board and hands); a closed game has at most 2 of each kind",
+                k.letter()
+            ),
+            PositionError::UnpromotedOnFarRank(s) => {
+                write!(f, "the unpromoted piece on {s} stands on its owner's far rank, where promotion is compulsory")
+            }
+        }
+    }
+}
+
+impl std::error::Error for PositionError {}
+
+/// A legal Shogi4 position: board, hands and side to move. Every `Position` value satisfies the
+/// rules' invariants (one royal each, at most two of each kind, no unpromoted piece on its
+/// owner's far rank), because the only ways to build one check them or preserve them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Position {
+    pub(crate) board: [Option<Piece>; 16],
+    pub(crate) occupied: ByColor<Bitboard>,
+    pub(crate) royals: ByColor<Square>,
+    pub(crate) hands: ByColor<Hand>,
+    pub(crate) turn: Color,
+}
+
+/// What a move led to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Played {
+    /// The game goes on in this position.
+    Position(Position),
+    /// The move captured the opponent's royal: the mover has won.
+    RoyalCaptured,
+}
+
+impl Position {
+    /// The start position, `trfk/3c/C3/KFRT b - 1`.
+    pub fn start() -> Position {
+        Position::from_sfen("trfk/3c/C3/KFRT b - 1").expect("the start position is legal")
+    }
+
+    /// The piece on `square`.
+    #[inline]
+    pub fn piece_at(&self, square: Square) -> Option<Piece> {
+        self.board[square.index()]
+    }
+
+    /// The player to move.
+    #[inline]
+    pub fn turn(&self) -> Color {
+        self.turn
+    }
+
+    /// A player's hand.
+    #[inline]
+    pub fn hand(&self, color: Color) -> Hand {
+        self.hands[color]
+    }
+
+    /// The square of a player's royal.
+    #[inline]
+    pub fn royal(&self, color: Color) -> Square {
+        self.royals[color]
+    }
+
+    /// The squares a player's pieces stand on.
+    #[inline]
+    pub fn occupied_by(&self, color: Color) -> Bitboard {
+        self.occupied[color]
+    }
+
+    /// All occupied squares.
+    #[inline]
+    pub fn occupied(&self) -> Bitboard {
+        self.occupied.first | self.occupied.second
+    }
+
+    /// The closed game this position belongs to: its non-royal pieces, wherever they are.
+    pub fn material(&self) -> Material {
+        let mut counts = [0u8; 4];
+        for piece in self.board.iter().flatten() {
+            if let Some(i) = piece.kind.hand_index() {
+                counts[i] += 1;
+            }
+        }
+        for color in Color::BOTH {
+            for (count, held) in counts.iter_mut().zip(self.hands[color].0) {
+                *count += held;
+            }
+        }
+        Material::from_counts(counts).expect("a legal position has at most two pieces of a kind")
+    }
+
+    /// The unchecked form of this position.
+    pub fn to_setup(&self) -> Setup {
+        Setup { board: self.board, hands: self.hands, turn: self.turn }
+    }
+
+    /// Whether `mv` captures the opponent's royal.
+    #[inline]
+    pub fn captures_royal(&self, mv: Move) -> bool {
+        matches!(mv, Move::Board { to, .. } if to == self.royals[!self.turn])
+    }
+
+    /// Whether `mv` captures a piece.
+    #[inline]
+    pub fn is_capture(&self, mv: Move) -> bool {
+        matches!(mv, Move::Board { to, .. } if self.board[to.index()].is_some())
+    }
+
+    /// Plays a legal move. The result is either the new position or the end of the game.
+    pub fn play(&self, mv: Move) -> Result<Played, ParseMoveError> {
+        if !self.legal_moves().contains(&mv) {
+            return Err(ParseMoveError::Illegal(mv.to_string()));
+        }
+        Ok(if self.captures_royal(mv) { Played::RoyalCaptured } else { Played::Position(self.play_unchecked(mv)) })
+    }
+
+    /// Finds the legal move written as `text` (`a2a3`, `a3a4+`, `C@b2`, `C*b2`; the `+` is optional).
+    pub fn parse_move(&self, text: &str) -> Result<Move, ParseMoveError> {
+        let wanted = MoveText::parse(text)?;
+        self.legal_moves()
+            .into_iter()
+            .find(|&mv| wanted.names(mv))
+            .ok_or_else(|| ParseMoveError::Illegal(text.to_string()))
+    }
+
+    /// Plays `mv`, which must be a legal move of this position that does not capture the royal
+    /// (checked in debug builds only): the solver's fast path.
+    #[inline]
+    pub fn play_unchecked(&self, mv: Move) -> Position {
+        debug_assert!(!self.captures_royal(mv), "play_unchecked on a royal capture");
+        let mut next = *self;
+        let us = self.turn;
+        match mv {
+            Move::Board { from, to, promotes } => {
+                let mut piece = self.board[from.index()].expect("a board move starts on a piece");
+                if let Some(captured) = self.board[to.index()] {
+                    next.hands[us].add(captured.kind);
+                    next.occupied[!us] ^= Bitboard::from_square(to);
+                }
+                piece.promoted |= promotes;
+                next.board[from.index()] = None;
+                next.board[to.index()] = Some(piece);
+                next.occupied[us] ^= Bitboard::from_square(from) | Bitboard::from_square(to);
+                if piece.kind == Kind::Royal {
+                    next.royals[us] = to;
+                }
+            }
+            Move::Drop { kind, to } => {
+                next.hands[us].remove(kind);
+                next.board[to.index()] = Some(Piece::new(us, kind, false));
+                next.occupied[us] |= Bitboard::from_square(to);
+            }
+        }
+        next.turn = !us;
+        next
+    }
+}
+
+impl TryFrom<Setup> for Position {
+    type Error = PositionError;
+
+    fn try_from(setup: Setup) -> Result<Position, PositionError> {
+        let mut royals: ByColor<Option<Square>> = ByColor::default();
+        let mut occupied: ByColor<Bitboard> = ByColor::default();
+        let mut counts = [0u32; 4];
+        for square in Square::all() {
+            let Some(piece) = setup.board[square.index()] else { continue };
+            occupied[piece.color] |= Bitboard::from_square(square);
+            match piece.kind.hand_index() {
+                None => {
+                    if piece.promoted {
+                        return Err(PositionError::PromotedRoyal(square));
+                    }
+                    if let Some(other) = royals[piece.color] {
+                        return Err(PositionError::TwoRoyals(piece.color, other, square));
+                    }
+                    royals[piece.color] = Some(square);
+                }
+                Some(i) => {
+                    counts[i] += 1;
+                    if !piece.promoted && square.is_far_rank_for(piece.color) {
+                        return Err(PositionError::UnpromotedOnFarRank(square));
+                    }
+                }
+            }
+        }
+        for color in Color::BOTH {
+            for (count, held) in counts.iter_mut().zip(setup.hands[color].0) {
+                *count += u32::from(held);
+            }
+        }
+        if let Some((i, &n)) = counts.iter().enumerate().find(|(_, &n)| n > 2) {
+            return Err(PositionError::TooManyPieces(Kind::HAND_KINDS[i], n));
+        }
+        let royal = |c| royals[c].ok_or(PositionError::MissingRoyal(c));
+        Ok(Position {
+            board: setup.board,
+            occupied,
+            royals: ByColor { first: royal(Color::First)?, second: royal(Color::Second)? },
+            hands: setup.hands,
+            turn: setup.turn,
+        })
+    }
+}
+
+impl fmt::Display for Position {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_sfen())
+    }
+}

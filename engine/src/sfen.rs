@@ -1,0 +1,398 @@
+//! Position notation: SFEN (`trfk/3c/C3/KFRT b - 1`) and Fairy-Stockfish FEN
+//! (`trfk/3c/C3/KFRT[] w 0 1`), parsed into a [`Setup`] and formatted from a [`Position`].
+//!
+//! Both forms accept `_` in place of spaces, so they can be sent in a URL unescaped.
+//! Mind the sides: in SFEN `b` is the first player, in Fairy-Stockfish FEN `w` is.
+
+use std::fmt;
+
+use crate::{ByColor, Color, Hand, Kind, Piece, Position, PositionError, Setup, Square};
+
+/// What is wrong at the offset of a [`ParseSfenError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SfenErrorKind {
+    /// The string is empty.
+    Empty,
+    /// A character that has no meaning here.
+    UnexpectedCharacter(char),
+    /// A letter that names no piece.
+    UnknownPiece(char),
+    /// A rank describes more than 4 squares.
+    RankTooLong {
+        /// The rank, 1–4.
+        rank: u8,
+    },
+    /// A rank describes fewer than 4 squares.
+    RankTooShort {
+        /// The rank, 1–4.
+        rank: u8,
+        /// How many squares it describes.
+        squares: u8,
+    },
+    /// The board does not have exactly 4 ranks.
+    WrongRankCount(usize),
+    /// `+` before a royal, or before nothing.
+    BadPromotion,
+    /// A royal in a hand.
+    RoyalInHand,
+    /// The side to move is missing.
+    MissingSide,
+    /// The side to move is not `b` or `w`.
+    BadSide(String),
+    /// A count in a hand that is not followed by a piece letter, or is 0.
+    BadHandCount,
+    /// A FEN hand without its closing `]`.
+    UnclosedHand,
+    /// A move number or counter that is not a number.
+    BadNumber(String),
+    /// More fields than the notation has.
+    TrailingInput(String),
+}
+
+/// A position string that cannot be read: what went wrong and at which character.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseSfenError {
+    /// Character offset (0-based) in the input where the problem is.
+    pub offset: usize,
+    /// What is wrong there.
+    pub kind: SfenErrorKind,
+    /// The board was split by a space: most likely a `+` turned into a space by URL decoding.
+    pub lost_plus: bool,
+}
+
+impl fmt::Display for ParseSfenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "at character {}: ", self.offset)?;
+        match &self.kind {
+            SfenErrorKind::Empty => write!(f, "empty position string")?,
+            SfenErrorKind::UnexpectedCharacter(c) => write!(f, "unexpected character {c:?}")?,
+            SfenErrorKind::UnknownPiece(c) => {
+                write!(f, "unknown piece letter {c:?} (pieces are K, C, F, R, T; lowercase for the second player)")?
+            }
+            SfenErrorKind::RankTooLong { rank } => write!(f, "rank {rank} has more than 4 squares")?,
+            SfenErrorKind::RankTooShort { rank, squares } => {
+                write!(f, "rank {rank} has {squares} squares; each rank has 4")?
+            }
+            SfenErrorKind::WrongRankCount(n) => write!(f, "the board has {n} ranks; it needs 4, separated by '/'")?,
+            SfenErrorKind::BadPromotion => write!(f, "'+' must precede a non-royal piece letter")?,
+            SfenErrorKind::RoyalInHand => write!(f, "a royal cannot be in hand")?,
+            SfenErrorKind::MissingSide => write!(f, "missing side to move")?,
+            SfenErrorKind::BadSide(s) => write!(f, "side to move {s:?} is not 'b' or 'w'")?,
+            SfenErrorKind::BadHandCount => write!(f, "a hand count must be 1-9 followed by a piece letter")?,
+            SfenErrorKind::UnclosedHand => write!(f, "the hand opened with '[' has no closing ']'")?,
+            SfenErrorKind::BadNumber(s) => write!(f, "{s:?} is not a number")?,
+            SfenErrorKind::TrailingInput(s) => write!(f, "unexpected trailing input {s:?}")?,
+        }
+        if self.lost_plus {
+            write!(f, " (the board contains a space: if a promoted piece was sent as '+' in a URL, send '+' as %2B)")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ParseSfenError {}
+
+/// A position string that cannot be read, or that describes an illegal position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotationError {
+    /// The string is not valid notation.
+    Syntax(ParseSfenError),
+    /// The string is well formed but the position breaks the rules.
+    Illegal(PositionError),
+}
+
+impl fmt::Display for NotationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NotationError::Syntax(e) => write!(f, "invalid position notation {e}"),
+            NotationError::Illegal(e) => write!(f, "illegal position: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for NotationError {}
+
+struct Token<'a> {
+    offset: usize,
+    text: &'a str,
+}
+
+fn error(offset: usize, kind: SfenErrorKind) -> ParseSfenError {
+    ParseSfenError { offset, kind, lost_plus: false }
+}
+
+impl Setup {
+    /// Reads SFEN or Fairy-Stockfish FEN (told apart by the `[` of the FEN hand).
+    pub fn parse(text: &str) -> Result<Setup, ParseSfenError> {
+        let tokens = tokenize(text)?;
+        let lost_plus = tokens.first().is_some_and(|t| t.text.matches('/').count() < 3)
+            && tokens.iter().skip(1).any(|t| t.text.contains('/'));
+        parse_tokens(&tokens).map_err(|e| ParseSfenError { lost_plus, ..e })
+    }
+}
+
+fn tokenize(text: &str) -> Result<Vec<Token<'_>>, ParseSfenError> {
+    if let Some((offset, c)) = text.char_indices().find(|(_, c)| !c.is_ascii() || c.is_ascii_control()) {
+        return Err(error(offset, SfenErrorKind::UnexpectedCharacter(c)));
+    }
+    let mut tokens = Vec::new();
+    let mut start = None;
+    for (i, b) in text.bytes().chain(std::iter::once(b' ')).enumerate() {
+        let separator = b == b' ' || b == b'_';
+        match (separator, start) {
+            (true, Some(s)) => {
+                tokens.push(Token { offset: s, text: &text[s..i] });
+                start = None;
+            }
+            (false, None) => start = Some(i),
+            _ => {}
+        }
+    }
+    if tokens.is_empty() {
+        return Err(error(0, SfenErrorKind::Empty));
+    }
+    Ok(tokens)
+}
+
+fn parse_tokens(tokens: &[Token<'_>]) -> Result<Setup, ParseSfenError> {
+    let first = &tokens[0];
+    let fairy = first.text.contains('[');
+    let mut setup;
+    let mut rest = &tokens[1..];
+    if fairy {
+        let open = first.text.find('[').expect("checked above");
+        setup = parse_board(&first.text[..open], first.offset)?;
+        let hand = &first.text[open + 1..];
+        let Some(hand) = hand.strip_suffix(']') else {
+            return Err(error(first.offset + first.text.len(), SfenErrorKind::UnclosedHand));
+        };
+        let hand = if hand == "-" { "" } else { hand };
+        setup.hands = parse_hand(hand, first.offset + open + 1)?;
+    } else {
+        setup = parse_board(first.text, first.offset)?;
+    }
+    let end = first.offset + first.text.len();
+    let Some((side, tail)) = rest.split_first() else {
+        return Err(error(end + 1, SfenErrorKind::MissingSide));
+    };
+    setup.turn = match (side.text, fairy) {
+        ("b", false) | ("w", true) => Color::First,
+        ("w", false) | ("b", true) => Color::Second,
+        _ => return Err(error(side.offset, SfenErrorKind::BadSide(side.text.to_string()))),
+    };
+    rest = tail;
+    if !fairy {
+        if let Some((hand, tail)) = rest.split_first() {
+            let text = if hand.text == "-" { "" } else { hand.text };
+            setup.hands = parse_hand(text, hand.offset)?;
+            rest = tail;
+        }
+    }
+    // Trailing counters: SFEN has a move number; Fairy FEN may have "-" placeholders and two counters.
+    let max_trailing = if fairy { 4 } else { 1 };
+    for (i, token) in rest.iter().enumerate() {
+        if i >= max_trailing {
+            return Err(error(token.offset, SfenErrorKind::TrailingInput(token.text.to_string())));
+        }
+        let placeholder = fairy && token.text == "-";
+        if !placeholder && token.text.parse::<u32>().is_err() {
+            return Err(error(token.offset, SfenErrorKind::BadNumber(token.text.to_string())));
+        }
+    }
+    Ok(setup)
+}
+
+fn parse_board(text: &str, offset: usize) -> Result<Setup, ParseSfenError> {
+    let mut setup = Setup { board: [None; 16], hands: ByColor::default(), turn: Color::First };
+    let ranks: Vec<&str> = text.split('/').collect();
+    if ranks.len() != 4 {
+        return Err(error(offset, SfenErrorKind::WrongRankCount(ranks.len())));
+    }
+    let mut at = offset;
+    for (row, rank_text) in ranks.iter().enumerate() {
+        let rank = 3 - row as u8;
+        let mut file = 0u8;
+        let mut promoted = false;
+        for (i, c) in rank_text.char_indices() {
+            let here = at + i;
+            if promoted && !c.is_ascii_alphabetic() {
+                return Err(error(here - 1, SfenErrorKind::BadPromotion));
+            }
+            match c {
+                '1'..='4' => {
+                    file += c as u8 - b'0';
+                    if file > 4 {
+                        return Err(error(here, SfenErrorKind::RankTooLong { rank: rank + 1 }));
+                    }
+                }
+                '+' => promoted = true,
+                c if c.is_ascii_alphabetic() => {
+                    let kind = Kind::from_letter(c).ok_or(error(here, SfenErrorKind::UnknownPiece(c)))?;
+                    if promoted && kind == Kind::Royal {
+                        return Err(error(here - 1, SfenErrorKind::BadPromotion));
+                    }
+                    let square =
+                        Square::new(file, rank).ok_or(error(here, SfenErrorKind::RankTooLong { rank: rank + 1 }))?;
+                    let color = if c.is_ascii_uppercase() { Color::First } else { Color::Second };
+                    setup.board[square.index()] = Some(Piece::new(color, kind, promoted));
+                    promoted = false;
+                    file += 1;
+                }
+                other => return Err(error(here, SfenErrorKind::UnexpectedCharacter(other))),
+            }
+        }
+        if promoted {
+            return Err(error(at + rank_text.len() - 1, SfenErrorKind::BadPromotion));
+        }
+        if file < 4 {
+            return Err(error(at + rank_text.len(), SfenErrorKind::RankTooShort { rank: rank + 1, squares: file }));
+        }
+        at += rank_text.len() + 1;
+    }
+    Ok(setup)
+}
+
+fn parse_hand(text: &str, offset: usize) -> Result<ByColor<Hand>, ParseSfenError> {
+    let mut hands: ByColor<Hand> = ByColor::default();
+    let mut count: Option<(usize, u8)> = None;
+    for (i, c) in text.char_indices() {
+        let here = offset + i;
+        match c {
+            '1'..='9' if count.is_none() => count = Some((here, c as u8 - b'0')),
+            c if c.is_ascii_alphabetic() => {
+                let kind = Kind::from_letter(c).ok_or(error(here, SfenErrorKind::UnknownPiece(c)))?;
+                let Some(index) = kind.hand_index() else {
+                    return Err(error(here, SfenErrorKind::RoyalInHand));
+                };
+                let color = if c.is_ascii_uppercase() { Color::First } else { Color::Second };
+                let n = count.take().map_or(1, |(_, n)| n);
+                let held = &mut hands[color].0[index];
+                // Saturate: any count above 2 is reported as too many pieces by validation.
+                *held = held.saturating_add(n).min(9);
+            }
+            '0'..='9' => return Err(error(here, SfenErrorKind::BadHandCount)),
+            other => return Err(error(here, SfenErrorKind::UnexpectedCharacter(other))),
+        }
+    }
+    if let Some((at, _)) = count {
+        return Err(error(at, SfenErrorKind::BadHandCount));
+    }
+    Ok(hands)
+}
+
+impl Position {
+    /// Reads and validates SFEN or Fairy-Stockfish FEN.
+    ///
+    /// ```
+    /// use shogi4_engine::Position;
+    /// let sfen = Position::from_sfen("trfk/3c/C3/KFRT b - 1").unwrap();
+    /// let fen = Position::from_sfen("trfk/3c/C3/KFRT[] w 0 1").unwrap();
+    /// assert_eq!(sfen, fen);
+    /// assert_eq!(sfen, Position::start());
+    /// ```
+    pub fn from_sfen(text: &str) -> Result<Position, NotationError> {
+        let setup = Setup::parse(text).map_err(NotationError::Syntax)?;
+        Position::try_from(setup).map_err(NotationError::Illegal)
+    }
+
+    /// SFEN with move number 1, e.g. `trfk/3c/C3/KFRT b - 1`.
+    pub fn to_sfen(&self) -> String {
+        let mut out = self.board_text();
+        out.push_str(if self.turn == Color::First { " b " } else { " w " });
+        let mut hands = String::new();
+        for color in Color::BOTH {
+            for kind in Kind::HAND_KINDS {
+                let n = self.hands[color].count(kind);
+                if n > 1 {
+                    hands.push((b'0' + n) as char);
+                }
+                if n > 0 {
+                    hands.push(letter(color, kind));
+                }
+            }
+        }
+        out.push_str(if hands.is_empty() { "-" } else { &hands });
+        out.push_str(" 1");
+        out
+    }
+
+    /// Fairy-Stockfish FEN, e.g. `trfk/3c/C3/KFRT[] w 0 1` (`w` is the first player).
+    pub fn to_fen(&self) -> String {
+        let mut out = self.board_text();
+        out.push('[');
+        for color in Color::BOTH {
+            for kind in Kind::HAND_KINDS {
+                for _ in 0..self.hands[color].count(kind) {
+                    out.push(letter(color, kind));
+                }
+            }
+        }
+        out.push_str(if self.turn == Color::First { "] w 0 1" } else { "] b 0 1" });
+        out
+    }
+
+    fn board_text(&self) -> String {
+        let mut out = String::new();
+        for rank in (0..4).rev() {
+            let mut empty = 0;
+            for file in 0..4 {
+                let square = Square::new(file, rank).expect("on the board");
+                match self.board[square.index()] {
+                    None => empty += 1,
+                    Some(piece) => {
+                        if empty > 0 {
+                            out.push((b'0' + empty) as char);
+                            empty = 0;
+                        }
+                        out.push_str(&piece.notation());
+                    }
+                }
+            }
+            if empty > 0 {
+                out.push((b'0' + empty) as char);
+            }
+            if rank > 0 {
+                out.push('/');
+            }
+        }
+        out
+    }
+}
+
+fn letter(color: Color, kind: Kind) -> char {
+    match color {
+        Color::First => kind.letter(),
+        Color::Second => kind.letter().to_ascii_lowercase(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn start_position_round_trips() {
+        let start = Position::start();
+        assert_eq!(start.to_sfen(), "trfk/3c/C3/KFRT b - 1");
+        assert_eq!(start.to_fen(), "trfk/3c/C3/KFRT[] w 0 1");
+        assert_eq!(Position::from_sfen("trfk/3c/C3/KFRT_b_-_1").unwrap(), start);
+        assert_eq!(Position::from_sfen("trfk/3c/C3/KFRT[-] w 0 1").unwrap(), start);
+        assert_eq!(Position::from_sfen("trfk/3c/C3/KFRT b").unwrap(), start);
+    }
+
+    #[test]
+    fn hands_read_counts_and_repeats() {
+        let p = Position::from_sfen("k3/4/4/K3 w 2Cfr 3").unwrap();
+        assert_eq!(p.hand(Color::First).count(Kind::Carp), 2);
+        assert_eq!(p.hand(Color::Second).count(Kind::Fox), 1);
+        assert_eq!(p.to_fen(), "k3/4/4/K3[CCfr] b 0 1");
+        assert_eq!(Position::from_sfen(&p.to_fen()).unwrap(), p);
+    }
+
+    #[test]
+    fn lost_plus_is_explained() {
+        let err = Setup::parse("t rfk/3c/C3/KFRT b - 1").unwrap_err();
+        assert!(err.lost_plus);
+        assert!(err.to_string().contains("%2B"));
+    }
+}

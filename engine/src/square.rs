@@ -1,0 +1,195 @@
+//! Squares of the 4×4 board and the eight compass directions between them.
+//!
+//! Squares are numbered `rank * 4 + file` from `a1 = 0` to `d4 = 15`, so the
+//! 180° turn is `s ^ 15` and the left-right mirror is `s ^ 3`.
+
+use std::fmt;
+
+use crate::Color;
+
+/// One of the 16 squares, `a1` … `d4`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Square(u8);
+
+impl Square {
+    /// Number of squares on the board.
+    pub const COUNT: usize = 16;
+
+    /// The square on `file` (0 = a) and `rank` (0 = rank 1), if both are on the board.
+    pub const fn new(file: u8, rank: u8) -> Option<Square> {
+        if file < 4 && rank < 4 {
+            Some(Square(rank * 4 + file))
+        } else {
+            None
+        }
+    }
+
+    /// The square with index `index` (`0..16`).
+    ///
+    /// # Panics
+    /// If `index >= 16`.
+    pub const fn from_index(index: u8) -> Square {
+        assert!(index < 16, "square index out of range");
+        Square(index)
+    }
+
+    /// All squares, `a1, b1, …, d4`.
+    pub fn all() -> impl Iterator<Item = Square> {
+        (0..16).map(Square)
+    }
+
+    /// Index `0..16` (`rank * 4 + file`).
+    #[inline]
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+
+    /// File, 0 (`a`) to 3 (`d`).
+    #[inline]
+    pub const fn file(self) -> u8 {
+        self.0 & 3
+    }
+
+    /// Rank, 0 (rank 1) to 3 (rank 4).
+    #[inline]
+    pub const fn rank(self) -> u8 {
+        self.0 >> 2
+    }
+
+    /// The square after turning the board by 180°.
+    #[inline]
+    pub const fn rotated(self) -> Square {
+        Square(self.0 ^ 15)
+    }
+
+    /// The square mirrored left-right (files a↔d, b↔c).
+    #[inline]
+    pub const fn mirrored(self) -> Square {
+        Square(self.0 ^ 3)
+    }
+
+    /// Whether this square is on `color`'s far rank (where its pieces promote).
+    #[inline]
+    pub const fn is_far_rank_for(self, color: Color) -> bool {
+        match color {
+            Color::First => self.rank() == 3,
+            Color::Second => self.rank() == 0,
+        }
+    }
+
+    /// The neighbouring square in `direction`, if it is on the board.
+    #[inline]
+    pub fn step(self, direction: Direction) -> Option<Square> {
+        let target = STEPS[self.index()][direction as usize];
+        (target < 16).then_some(Square(target))
+    }
+
+    /// Parses `a1` … `d4`.
+    pub fn parse(text: &str) -> Option<Square> {
+        let bytes = text.as_bytes();
+        if bytes.len() != 2 {
+            return None;
+        }
+        let file = bytes[0].wrapping_sub(b'a');
+        let rank = bytes[1].wrapping_sub(b'1');
+        Square::new(file, rank)
+    }
+}
+
+impl fmt::Display for Square {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}{}", (b'a' + self.file()) as char, (b'1' + self.rank()) as char)
+    }
+}
+
+/// A compass direction on the board as the first player sees it (north = toward rank 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Direction {
+    /// Toward rank 4.
+    North = 0,
+    /// Toward rank 4 and file d.
+    NorthEast,
+    /// Toward file d.
+    East,
+    /// Toward rank 1 and file d.
+    SouthEast,
+    /// Toward rank 1.
+    South,
+    /// Toward rank 1 and file a.
+    SouthWest,
+    /// Toward file a.
+    West,
+    /// Toward rank 4 and file a.
+    NorthWest,
+}
+
+impl Direction {
+    /// All eight directions, in the order of their discriminants.
+    pub const ALL: [Direction; 8] = [
+        Direction::North,
+        Direction::NorthEast,
+        Direction::East,
+        Direction::SouthEast,
+        Direction::South,
+        Direction::SouthWest,
+        Direction::West,
+        Direction::NorthWest,
+    ];
+
+    /// `(file delta, rank delta)`.
+    pub const fn delta(self) -> (i8, i8) {
+        DELTAS[self as usize]
+    }
+
+    /// The opposite direction.
+    #[inline]
+    pub const fn opposite(self) -> Direction {
+        Direction::ALL[(self as usize + 4) & 7]
+    }
+}
+
+const DELTAS: [(i8, i8); 8] = [(0, 1), (1, 1), (1, 0), (1, -1), (0, -1), (-1, -1), (-1, 0), (-1, 1)];
+
+/// `STEPS[square][direction]`: the neighbour's index, or 16 when off the board.
+const STEPS: [[u8; 8]; 16] = {
+    let mut table = [[16u8; 8]; 16];
+    let mut s = 0;
+    while s < 16 {
+        let mut d = 0;
+        while d < 8 {
+            let file = (s & 3) as i8 + DELTAS[d].0;
+            let rank = (s >> 2) as i8 + DELTAS[d].1;
+            if file >= 0 && file < 4 && rank >= 0 && rank < 4 {
+                table[s][d] = (rank * 4 + file) as u8;
+            }
+            d += 1;
+        }
+        s += 1;
+    }
+    table
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for square in Square::all() {
+            assert_eq!(Square::parse(&square.to_string()), Some(square));
+        }
+        assert_eq!(Square::parse("e1"), None);
+        assert_eq!(Square::parse("a5"), None);
+        assert_eq!(Square::parse("a"), None);
+    }
+
+    #[test]
+    fn steps_stay_on_board() {
+        let a1 = Square::parse("a1").unwrap();
+        assert_eq!(a1.step(Direction::North), Square::parse("a2"));
+        assert_eq!(a1.step(Direction::NorthEast), Square::parse("b2"));
+        assert_eq!(a1.step(Direction::West), None);
+        assert_eq!(a1.step(Direction::South), None);
+    }
+}

@@ -1,0 +1,106 @@
+//! The fast engine against a deliberately simple reference, on 100,000 sampled positions:
+//! move lists and their results, un-moves as the exact inverse of moves, and notation.
+
+mod common;
+
+use std::collections::{BTreeMap, HashSet};
+
+use common::{sample_positions, RefOutcome, RefPosition};
+use shogi4_engine::{Move, Position, Setup};
+
+const SAMPLES: usize = 100_000;
+
+#[test]
+fn move_generation_matches_the_reference() {
+    let mut mismatches = 0;
+    for position in sample_positions(SAMPLES, 1) {
+        let reference: BTreeMap<String, RefOutcome> = RefPosition::from_engine(&position).moves().into_iter().collect();
+        let fast: BTreeMap<String, RefOutcome> = position
+            .legal_moves()
+            .iter()
+            .map(|&mv| {
+                let outcome = if position.captures_royal(mv) {
+                    RefOutcome::RoyalCaptured
+                } else {
+                    RefOutcome::Next(RefPosition::from_engine(&position.play_unchecked(mv)))
+                };
+                (mv.to_string(), outcome)
+            })
+            .collect();
+        if reference != fast {
+            mismatches += 1;
+            if mismatches < 5 {
+                eprintln!("mismatch in {}:\n reference {:?}\n fast      {:?}", position, reference.keys(), fast.keys());
+            }
+        }
+    }
+    assert_eq!(mismatches, 0);
+}
+
+#[test]
+fn unmoves_are_the_exact_inverse_of_moves() {
+    for position in sample_positions(SAMPLES, 2) {
+        // Every predecessor really leads here by its move.
+        let mut predecessors = HashSet::new();
+        position.for_each_unmove(|pred, mv| {
+            let legal = pred.legal_moves();
+            assert!(legal.contains(&mv), "{mv} is not legal in predecessor {pred} of {position}");
+            assert_eq!(pred.play_unchecked(mv), position, "{pred} + {mv}");
+            assert!(Position::try_from(pred.to_setup()).is_ok());
+            assert!(predecessors.insert((*pred, mv)), "duplicate un-move {pred} {mv}");
+        });
+        // Every move from here is found again among the un-moves of its result.
+        for mv in position.legal_moves() {
+            if position.captures_royal(mv) {
+                continue;
+            }
+            let next = position.play_unchecked(mv);
+            let mut found = false;
+            next.for_each_unmove(|pred, m| found |= *pred == position && m == mv);
+            assert!(found, "({position}, {mv}) missing from the un-moves of {next}");
+        }
+    }
+}
+
+#[test]
+fn notation_round_trips_and_both_forms_agree() {
+    for position in sample_positions(SAMPLES / 4, 3) {
+        let sfen = position.to_sfen();
+        let fen = position.to_fen();
+        assert_eq!(Position::from_sfen(&sfen).unwrap(), position, "{sfen}");
+        assert_eq!(Position::from_sfen(&fen).unwrap(), position, "{fen}");
+        assert_eq!(Position::from_sfen(&sfen.replace(' ', "_")).unwrap(), position);
+        assert_eq!(Position::try_from(Setup::parse(&fen).unwrap()).unwrap(), position);
+        for mv in position.legal_moves() {
+            let parsed = position.parse_move(&mv.to_string()).unwrap();
+            assert_eq!(parsed, mv);
+            if let Move::Board { from, to, .. } = mv {
+                assert_eq!(position.parse_move(&format!("{from}{to}")).unwrap(), mv, "the '+' is optional");
+            }
+        }
+    }
+}
+
+#[test]
+fn symmetries_preserve_the_move_tree() {
+    for position in sample_positions(20_000, 4) {
+        for image in [position.flipped(), position.mirrored()] {
+            assert_eq!(image.legal_moves().len(), position.legal_moves().len(), "{position}");
+            assert_eq!(shogi4_engine::perft(&image, 2), shogi4_engine::perft(&position, 2));
+        }
+        assert_eq!(position.flipped().flipped(), position);
+        assert_eq!(position.mirrored().mirrored(), position);
+    }
+}
+
+#[test]
+fn perft_data_file_agrees_with_the_reference() {
+    for line in include_str!("data/perft.txt").lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
+        let (sfen, counts) = line.split_once(';').unwrap();
+        let position = Position::from_sfen(sfen.trim()).unwrap();
+        let reference = RefPosition::from_engine(&position);
+        for (depth, expected) in (1..=3).zip(counts.split_whitespace()) {
+            assert_eq!(reference.perft(depth), expected.parse::<u64>().unwrap(), "reference perft({depth}) of {sfen}");
+        }
+    }
+}
