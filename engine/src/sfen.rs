@@ -73,7 +73,10 @@ impl fmt::Display for ParseSfenError {
             SfenErrorKind::RankTooShort { rank, squares } => {
                 write!(f, "rank {rank} has {squares} squares; each rank has 4")?
             }
-            SfenErrorKind::WrongRankCount(n) => write!(f, "the board has {n} ranks; it needs 4, separated by '/'")?,
+            SfenErrorKind::WrongRankCount(n) => {
+                let plural = if *n == 1 { "" } else { "s" };
+                write!(f, "the board has {n} rank{plural}; it needs 4, separated by '/'")?
+            }
             SfenErrorKind::BadPromotion => write!(f, "'+' must precede a non-royal piece letter")?,
             SfenErrorKind::RoyalInHand => write!(f, "a royal cannot be in hand")?,
             SfenErrorKind::MissingSide => write!(f, "missing side to move")?,

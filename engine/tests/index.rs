@@ -1,0 +1,129 @@
+//! The dense index: a bijection over every slot of the small closed games, a random sample of
+//! the large ones, and counts that match brute-force enumeration.
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::Rng;
+use shogi4_engine::{ByColor, Color, Kind, Material, MaterialIndex, Piece, Position, Setup, Square};
+
+#[test]
+fn every_slot_round_trips_up_to_two_pieces() {
+    for material in Material::all_up_to(2) {
+        let index = MaterialIndex::new(material);
+        for slot in 0..index.slots() {
+            let position = index.position_at(slot);
+            assert_eq!(position.turn(), Color::First);
+            assert!(position.royal(Color::First).file() < 2, "canonical royal on file a or b");
+            assert_eq!(position.material(), material);
+            for image in [position, position.flipped(), position.mirrored(), position.flipped().mirrored()] {
+                assert_eq!(index.index_of(&image), slot, "{material} slot {slot}: {image}");
+            }
+        }
+    }
+}
+
+#[test]
+fn random_slots_round_trip_in_large_games() {
+    let mut rng = Rng::new(7);
+    for material in Material::all_up_to(8).into_iter().filter(|m| m.pieces() >= 3) {
+        let index = MaterialIndex::new(material);
+        for _ in 0..2_000 {
+            let slot = rng.below(index.slots());
+            let position = index.position_at(slot);
+            assert_eq!(Position::try_from(position.to_setup()).unwrap(), position);
+            assert_eq!(index.index_of(&position.flipped()), slot, "{material} slot {slot}");
+            assert_eq!(index.index_of(&position.mirrored()), slot, "{material} slot {slot}");
+        }
+        // The last slot is reachable too.
+        let last = index.slots() - 1;
+        assert_eq!(index.index_of(&index.position_at(last)), last);
+    }
+}
+
+/// Every legal position of a closed game, both sides to move, by brute force over squares.
+fn enumerate(material: Material) -> HashSet<Position> {
+    let mut pieces = Vec::new();
+    for (kind, &count) in Kind::HAND_KINDS.iter().zip(&material.counts()) {
+        pieces.extend(std::iter::repeat_n(*kind, usize::from(count)));
+    }
+    let mut found = HashSet::new();
+    // Each piece: 2 hands or 16 squares × 2 owners × 2 promotion states = 66 places.
+    let places = 66usize;
+    let total = places.pow(pieces.len() as u32);
+    for a in Square::all() {
+        for b in Square::all().filter(|&b| b != a) {
+            for code in 0..total {
+                let mut setup = Setup { board: [None; 16], hands: ByColor::default(), turn: Color::First };
+                setup.board[a.index()] = Some(Piece::new(Color::First, Kind::Royal, false));
+                setup.board[b.index()] = Some(Piece::new(Color::Second, Kind::Royal, false));
+                let mut rest = code;
+                let mut clash = false;
+                for &kind in &pieces {
+                    let place = rest % places;
+                    rest /= places;
+                    match place {
+                        0 => setup.hands.first.add(kind),
+                        1 => setup.hands.second.add(kind),
+                        _ => {
+                            let p = place - 2;
+                            let square = Square::from_index((p / 4) as u8);
+                            let color = if p % 4 / 2 == 0 { Color::First } else { Color::Second };
+                            clash |= setup.board[square.index()].is_some();
+                            setup.board[square.index()] = Some(Piece::new(color, kind, p % 2 == 1));
+                        }
+                    }
+                }
+                if clash {
+                    continue;
+                }
+                for turn in Color::BOTH {
+                    setup.turn = turn;
+                    if let Ok(position) = Position::try_from(setup) {
+                        found.insert(position);
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn brute_force_counts_match_the_index() {
+    for name in ["KK", "KKC", "KKF", "KKR", "KKT", "KKCC", "KKCF", "KKRT"] {
+        let material: Material = name.parse().unwrap();
+        let positions = enumerate(material);
+        let index = MaterialIndex::new(material);
+        assert_eq!(positions.len() as u64, index.positions(), "{name}");
+        let slots: HashSet<u64> = positions.iter().map(|p| index.index_of(p)).collect();
+        assert_eq!(slots.len() as u64, index.slots(), "{name}: every slot is hit");
+    }
+}
+
+#[test]
+fn counts_match_rules_md() {
+    let published = [
+        ("KK", 480u64),
+        ("KKC", 24_480),
+        ("KKF", 24_480),
+        ("KKR", 24_480),
+        ("KKT", 24_480),
+        ("KKCC", 582_832),
+        ("KKCF", 1_164_704),
+        ("KKCCF", 25_755_264),
+        ("KKCFR", 51_461_568),
+        ("KKCCFF", 526_377_440),
+        ("KKCCFR", 1_051_589_216),
+        ("KKCFRT", 2_100_849_024),
+        ("KKCCFFR", 19_747_706_848),
+        ("KKCCFRT", 39_443_903_168),
+        ("KKCCFFRRTT", 146_855_796_943_200),
+    ];
+    for (name, positions) in published {
+        let index = MaterialIndex::new(name.parse().unwrap());
+        assert_eq!(index.positions(), positions, "{name}");
+        assert_eq!(index.slots() * 4, positions, "{name}");
+    }
+}
