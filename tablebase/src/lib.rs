@@ -1,1 +1,21 @@
-//! placeholder
+//! Solved tables of Shogi4 closed games: the retrograde solver, the `.s4tb` file format, the
+//! audit, and probing (value, move values, line of best play).
+//!
+//! Builds on `shogi4-engine`; knows files (it writes and memory-maps tables) but nothing of
+//! HTTP or JSON.
+
+mod audit;
+mod format;
+mod probe;
+mod progress;
+mod solver;
+mod table;
+mod value;
+
+pub use audit::{audit, implied_value, AuditReport, Violation, REPORTED_VIOLATIONS};
+pub use format::{Header, SolvedTable, Statistics, TableError, EXTENSION, MAGIC, VERSION};
+pub use probe::{MainlineStep, MoveValue, ProbeError, ProbeResult, Tablebase};
+pub use progress::{Progress, Silent};
+pub use solver::{peak_rss_bytes, solve, Solution};
+pub use table::{open_table, table_files, MappedTable, Table};
+pub use value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};

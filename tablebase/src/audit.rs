@@ -1,0 +1,106 @@
+//! The audit: an independent check that a table is the solution of its closed game.
+//!
+//! Every slot's value is recomputed from the stored values of its children, one ply deep,
+//! and must equal the stored value: a win in `n` has a move to a loss in `n − 1` and none to
+//! a shorter loss (a win in 1 is exactly a royal capture); a loss in `n` has only moves to
+//! wins, the longest a win in `n − 1` (a loss in 0 has no legal move); a draw has no royal
+//! capture and no move to a loss, and a move to a draw. Together with the checksum this
+//! proves the table consistent everywhere, distances included.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use shogi4_engine::Position;
+
+use crate::progress::Progress;
+use crate::table::Table;
+use crate::value::Value;
+
+/// How many offending slots an audit reports in full.
+pub const REPORTED_VIOLATIONS: usize = 10;
+
+/// A slot whose stored value disagrees with its children.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Violation {
+    /// The slot.
+    pub slot: u64,
+    /// Its canonical position.
+    pub position: Position,
+    /// The value in the table.
+    pub stored: Value,
+    /// The value its children's stored values imply.
+    pub implied: Value,
+}
+
+/// The outcome of an audit.
+#[derive(Clone, Debug)]
+pub struct AuditReport {
+    /// Slots checked.
+    pub slots: u64,
+    /// Slots whose value disagrees with their children.
+    pub violations: u64,
+    /// The first offending slots, by slot number.
+    pub first: Vec<Violation>,
+    /// Moves looked at.
+    pub edges: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+}
+
+/// The value a position must have, given the stored values of its children.
+pub fn implied_value<B: AsRef<[u8]>>(table: &Table<B>, position: &Position) -> (Value, u64) {
+    let moves = position.legal_moves();
+    if moves.iter().any(|&mv| position.captures_royal(mv)) {
+        return (Value::Win(1), moves.len() as u64);
+    }
+    let best = moves.iter().map(|&mv| table.probe(&position.play_unchecked(mv)).for_mover()).max();
+    (best.unwrap_or(Value::Loss(0)), moves.len() as u64)
+}
+
+/// Checks every slot of `table` against its children, in parallel.
+pub fn audit<B: AsRef<[u8]> + Sync>(table: &Table<B>, progress: &dyn Progress) -> AuditReport {
+    const CHUNK: u64 = 1 << 14;
+    let started = Instant::now();
+    let slots = table.header().slots;
+    let index = table.index();
+    let violations = AtomicU64::new(0);
+    let edges = AtomicU64::new(0);
+    let first = Mutex::new(Vec::new());
+    progress.phase(&format!("audit {}", table.header().material), slots);
+    (0..slots.div_ceil(CHUNK)).into_par_iter().for_each(|c| {
+        let range = c * CHUNK..((c + 1) * CHUNK).min(slots);
+        let (mut bad, mut chunk_edges) = (Vec::new(), 0);
+        let mut count = 0;
+        for slot in range.clone() {
+            let position = index.position_at(slot);
+            let stored = table.value(slot);
+            let (implied, n) = implied_value(table, &position);
+            chunk_edges += n;
+            if stored != implied {
+                count += 1;
+                if bad.len() < REPORTED_VIOLATIONS {
+                    bad.push(Violation { slot, position, stored, implied });
+                }
+            }
+        }
+        violations.fetch_add(count, Relaxed);
+        edges.fetch_add(chunk_edges, Relaxed);
+        if !bad.is_empty() {
+            first.lock().expect("not poisoned").extend(bad);
+        }
+        progress.advance(range.end - range.start);
+    });
+    progress.finish_phase();
+    let mut first = first.into_inner().expect("not poisoned");
+    first.sort_by_key(|v| v.slot);
+    first.truncate(REPORTED_VIOLATIONS);
+    AuditReport {
+        slots,
+        violations: violations.into_inner(),
+        first,
+        edges: edges.into_inner(),
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}

@@ -1,0 +1,418 @@
+//! The `.s4tb` table file format, version 1 (all integers little-endian):
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 8 | magic `S4TB\r\n\x1a\n` (catches text-mode transfers) |
+//! | 8 | 4 | format version, 1 |
+//! | 12 | 4 | `values_offset`: where the value array starts (a multiple of 64) |
+//! | 16 | 16 | material name, ASCII, NUL-padded (`KKCF`) |
+//! | 32 | 8 | slots (positions folded by both symmetries) |
+//! | 40 | 8 | positions (published convention: both sides to move, unfolded) = 4 × slots |
+//! | 48 | 8 | wins, in positions |
+//! | 56 | 8 | losses, in positions |
+//! | 64 | 8 | draws, in positions |
+//! | 72 | 4 | max distance to win |
+//! | 76 | 4 | value encoding, 1 (below) |
+//! | 80 | 8 | overflow entries |
+//! | 88 | 8 | checksum: XXH3-64 of everything from `values_offset` to the end |
+//! | 96 | 8 | histogram entries `h` (= max distance + 1) |
+//! | 104 | 8·h | positions with distance 0, 1, …, max (published convention; draws excluded) |
+//! | `values_offset` | slots | one byte per slot in dense-index order |
+//! | next multiple of 8 | 16·overflow | overflow table: (slot u64, distance u32, 0 u32), by slot |
+//!
+//! Value encoding 1: byte 0 = draw; byte `d + 1` = distance `d` for `d ≤ 253` (odd distances
+//! are wins for the side to move, even ones losses); byte 255 = the distance is 254 or more
+//! and stored exactly in the overflow table, found by binary search.
+
+use std::fmt;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use shogi4_engine::{Material, MaterialIndex};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};
+
+/// File magic.
+pub const MAGIC: [u8; 8] = *b"S4TB\r\n\x1a\n";
+/// The format version this code reads and writes.
+pub const VERSION: u32 = 1;
+/// The value encoding this code reads and writes.
+pub const VALUE_ENCODING: u32 = 1;
+/// File name extension.
+pub const EXTENSION: &str = "s4tb";
+const FIXED_HEADER: usize = 104;
+const OVERFLOW_ENTRY: usize = 16;
+
+/// Win/loss/draw statistics of a solved closed game, in the published convention (both sides
+/// to move, no symmetry folding: every slot counts 4 positions).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Statistics {
+    /// All positions.
+    pub positions: u64,
+    /// Wins for the side to move.
+    pub wins: u64,
+    /// Losses for the side to move.
+    pub losses: u64,
+    /// Draws.
+    pub draws: u64,
+    /// The longest distance to win.
+    pub max_dtw: u32,
+    /// `histogram[d]`: positions whose distance is `d` (draws are not counted).
+    pub histogram: Vec<u64>,
+}
+
+impl Statistics {
+    /// Adds `slots` slots of one value (4 positions each).
+    pub fn add(&mut self, value: Value, slots: u64) {
+        let positions = 4 * slots;
+        self.positions += positions;
+        match value {
+            Value::Win(_) => self.wins += positions,
+            Value::Loss(_) => self.losses += positions,
+            Value::Draw => self.draws += positions,
+        }
+        if let Some(d) = value.dtw() {
+            let d = d as usize;
+            if self.histogram.len() <= d {
+                self.histogram.resize(d + 1, 0);
+            }
+            self.histogram[d] += positions;
+            self.max_dtw = self.max_dtw.max(d as u32);
+        }
+    }
+
+    /// Statistics of a value array and its overflow entries, counted in parallel.
+    pub fn of_values(values: &[u8], overflow: &[(u64, u32)]) -> Statistics {
+        use rayon::prelude::*;
+        let counts = values
+            .par_chunks(1 << 20)
+            .map(|chunk| {
+                let mut counts = [0u64; 256];
+                for &b in chunk {
+                    counts[usize::from(b)] += 1;
+                }
+                counts
+            })
+            .reduce(
+                || [0u64; 256],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        let mut statistics = Statistics::default();
+        for (code, &count) in counts.iter().enumerate() {
+            if count > 0 && code != usize::from(OVERFLOW_CODE) {
+                statistics.add(Value::decode_inline(code as u8), count);
+            }
+        }
+        for &(_, dtw) in overflow {
+            statistics.add(Value::from_dtw(dtw), 1);
+        }
+        statistics
+    }
+}
+
+/// Why a table file was refused.
+#[derive(Debug)]
+pub enum TableError {
+    /// The file could not be read or written.
+    Io(PathBuf, std::io::Error),
+    /// Shorter than its header says.
+    Truncated {
+        /// Bytes the header requires.
+        expected: u64,
+        /// Bytes present.
+        found: u64,
+    },
+    /// Longer than its header says.
+    TrailingBytes {
+        /// Bytes the header accounts for.
+        expected: u64,
+        /// Bytes present.
+        found: u64,
+    },
+    /// Not a Shogi4 table.
+    BadMagic,
+    /// A format version this build does not read.
+    UnsupportedVersion(u32),
+    /// A value encoding this build does not read.
+    UnsupportedEncoding(u32),
+    /// The material field does not name a closed game.
+    BadMaterial(String),
+    /// The slot count disagrees with the dense index of the material.
+    SlotCount {
+        /// Slots of the material's index.
+        expected: u64,
+        /// Slots in the header.
+        found: u64,
+    },
+    /// Header fields contradict each other.
+    InconsistentHeader(&'static str),
+    /// The data does not match its checksum.
+    Checksum {
+        /// Checksum in the header.
+        expected: u64,
+        /// Checksum of the data.
+        found: u64,
+    },
+    /// The overflow table is not sorted, or disagrees with the 255 bytes.
+    BadOverflow(&'static str),
+}
+
+impl fmt::Display for TableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TableError::Io(path, e) => write!(f, "{}: {e}", path.display()),
+            TableError::Truncated { expected, found } => {
+                write!(f, "truncated: the header requires {expected} bytes, the file has {found}")
+            }
+            TableError::TrailingBytes { expected, found } => {
+                write!(f, "the header accounts for {expected} bytes, the file has {found}")
+            }
+            TableError::BadMagic => write!(f, "not a Shogi4 table (bad magic)"),
+            TableError::UnsupportedVersion(v) => write!(f, "format version {v}; this build reads version {VERSION}"),
+            TableError::UnsupportedEncoding(v) => {
+                write!(f, "value encoding {v}; this build reads encoding {VALUE_ENCODING}")
+            }
+            TableError::BadMaterial(m) => write!(f, "material field {m:?} is not a closed game"),
+            TableError::SlotCount { expected, found } => {
+                write!(f, "header has {found} slots; the material's index has {expected}")
+            }
+            TableError::InconsistentHeader(what) => write!(f, "inconsistent header: {what}"),
+            TableError::Checksum { expected, found } => {
+                write!(f, "checksum mismatch: header says {expected:016x}, data hashes to {found:016x}")
+            }
+            TableError::BadOverflow(what) => write!(f, "bad overflow table: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for TableError {}
+
+/// The parsed header of a table: everything but the values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// The closed game.
+    pub material: Material,
+    /// Number of slots.
+    pub slots: u64,
+    /// Value statistics.
+    pub statistics: Statistics,
+    /// Number of overflow entries.
+    pub overflow_entries: u64,
+    /// XXH3-64 of the data (values and overflow table).
+    pub checksum: u64,
+    /// Offset of the value array.
+    pub values_offset: u64,
+}
+
+impl Header {
+    /// Offset of the overflow table.
+    pub fn overflow_offset(&self) -> u64 {
+        (self.values_offset + self.slots).next_multiple_of(8)
+    }
+
+    /// Total file size.
+    pub fn file_size(&self) -> u64 {
+        self.overflow_offset() + self.overflow_entries * OVERFLOW_ENTRY as u64
+    }
+
+    /// Reads and checks the header of `bytes` (the whole file), without the checksum.
+    pub fn parse(bytes: &[u8]) -> Result<Header, TableError> {
+        let found = bytes.len() as u64;
+        if bytes.len() < FIXED_HEADER {
+            return Err(TableError::Truncated { expected: FIXED_HEADER as u64, found });
+        }
+        if bytes[..8] != MAGIC {
+            return Err(TableError::BadMagic);
+        }
+        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
+        let version = u32_at(8);
+        if version != VERSION {
+            return Err(TableError::UnsupportedVersion(version));
+        }
+        let encoding = u32_at(76);
+        if encoding != VALUE_ENCODING {
+            return Err(TableError::UnsupportedEncoding(encoding));
+        }
+        let name: String = bytes[16..32].iter().take_while(|&&b| b != 0).map(|&b| b as char).collect();
+        let material: Material = name.parse().map_err(|_| TableError::BadMaterial(name.clone()))?;
+        let values_offset = u64::from(u32_at(12));
+        let slots = u64_at(32);
+        let expected_slots = MaterialIndex::new(material).slots();
+        if slots != expected_slots {
+            return Err(TableError::SlotCount { expected: expected_slots, found: slots });
+        }
+        let histogram_len = u64_at(96);
+        if histogram_len > u64::from(u32::MAX) {
+            return Err(TableError::InconsistentHeader("histogram length"));
+        }
+        let histogram_end = FIXED_HEADER as u64 + 8 * histogram_len;
+        if values_offset % 64 != 0 || values_offset < histogram_end {
+            return Err(TableError::InconsistentHeader("values offset"));
+        }
+        if found < values_offset {
+            return Err(TableError::Truncated { expected: values_offset, found });
+        }
+        let histogram: Vec<u64> = (0..histogram_len as usize).map(|i| u64_at(FIXED_HEADER + 8 * i)).collect();
+        let statistics = Statistics {
+            positions: u64_at(40),
+            wins: u64_at(48),
+            losses: u64_at(56),
+            draws: u64_at(64),
+            max_dtw: u32_at(72),
+            histogram,
+        };
+        let s = &statistics;
+        if s.positions != 4 * slots {
+            return Err(TableError::InconsistentHeader("positions is not 4 × slots"));
+        }
+        if s.wins.checked_add(s.losses).and_then(|n| n.checked_add(s.draws)) != Some(s.positions) {
+            return Err(TableError::InconsistentHeader("wins + losses + draws is not positions"));
+        }
+        if s.histogram.len() as u64 != u64::from(s.max_dtw) + 1 && !(s.histogram.is_empty() && s.max_dtw == 0) {
+            return Err(TableError::InconsistentHeader("histogram length is not max_dtw + 1"));
+        }
+        if s.histogram.iter().try_fold(0u64, |acc, &n| acc.checked_add(n)) != Some(s.wins + s.losses) {
+            return Err(TableError::InconsistentHeader("histogram does not add up to wins + losses"));
+        }
+        let header =
+            Header { material, slots, statistics, overflow_entries: u64_at(80), checksum: u64_at(88), values_offset };
+        let expected = header.file_size();
+        match found.cmp(&expected) {
+            std::cmp::Ordering::Less => Err(TableError::Truncated { expected, found }),
+            std::cmp::Ordering::Greater => Err(TableError::TrailingBytes { expected, found }),
+            std::cmp::Ordering::Equal => Ok(header),
+        }
+    }
+
+    fn to_bytes(&self) -> Vec<u8> {
+        let s = &self.statistics;
+        let mut out = Vec::with_capacity(self.values_offset as usize);
+        out.extend_from_slice(&MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&(self.values_offset as u32).to_le_bytes());
+        let mut name = [0u8; 16];
+        let text = self.material.to_string();
+        name[..text.len()].copy_from_slice(text.as_bytes());
+        out.extend_from_slice(&name);
+        for n in [self.slots, s.positions, s.wins, s.losses, s.draws] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out.extend_from_slice(&s.max_dtw.to_le_bytes());
+        out.extend_from_slice(&VALUE_ENCODING.to_le_bytes());
+        out.extend_from_slice(&self.overflow_entries.to_le_bytes());
+        out.extend_from_slice(&self.checksum.to_le_bytes());
+        out.extend_from_slice(&(s.histogram.len() as u64).to_le_bytes());
+        for n in &s.histogram {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out.resize(self.values_offset as usize, 0);
+        out
+    }
+}
+
+/// A solved closed game in memory, ready to be written.
+#[derive(Clone, Debug)]
+pub struct SolvedTable {
+    /// The closed game.
+    pub material: Material,
+    /// One encoded value per slot.
+    pub values: Vec<u8>,
+    /// Exact distances of the slots whose byte is 255, sorted by slot.
+    pub overflow: Vec<(u64, u32)>,
+    /// Value statistics.
+    pub statistics: Statistics,
+}
+
+impl SolvedTable {
+    /// The value of `slot`.
+    pub fn value(&self, slot: u64) -> Value {
+        decode(self.values[slot as usize], slot, |s| {
+            self.overflow.binary_search_by_key(&s, |&(slot, _)| slot).ok().map(|i| self.overflow[i].1)
+        })
+    }
+
+    fn overflow_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.overflow.len() * OVERFLOW_ENTRY);
+        for &(slot, dtw) in &self.overflow {
+            out.extend_from_slice(&slot.to_le_bytes());
+            out.extend_from_slice(&dtw.to_le_bytes());
+            out.extend_from_slice(&0u32.to_le_bytes());
+        }
+        out
+    }
+
+    /// The complete file contents' header and the data sections, checksummed.
+    fn sections(&self) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+        let slots = self.values.len() as u64;
+        let histogram_end = FIXED_HEADER + 8 * self.statistics.histogram.len();
+        let values_offset = (histogram_end as u64).next_multiple_of(64);
+        let padding = vec![0u8; ((values_offset + slots).next_multiple_of(8) - (values_offset + slots)) as usize];
+        let overflow = self.overflow_bytes();
+        let mut hasher = Xxh3::new();
+        hasher.update(&self.values);
+        hasher.update(&padding);
+        hasher.update(&overflow);
+        let header = Header {
+            material: self.material,
+            slots,
+            statistics: self.statistics.clone(),
+            overflow_entries: self.overflow.len() as u64,
+            checksum: hasher.digest(),
+            values_offset,
+        };
+        (header.to_bytes(), padding, overflow)
+    }
+
+    /// The whole file as bytes (for tests and small tables).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let (header, padding, overflow) = self.sections();
+        [header, self.values.clone(), padding, overflow].concat()
+    }
+
+    /// Writes `DIR/MATERIAL.s4tb` atomically: a temporary file in the same directory, fsync,
+    /// then rename, so an interrupted write never leaves a truncated table under the final
+    /// name. Returns the path written.
+    pub fn write_to_dir(&self, dir: &Path) -> Result<PathBuf, TableError> {
+        let path = dir.join(format!("{}.{EXTENSION}", self.material));
+        let temporary = dir.join(format!(".{}.{EXTENSION}.tmp-{}", self.material, std::process::id()));
+        let io = |p: &Path| {
+            let p = p.to_path_buf();
+            move |e| TableError::Io(p, e)
+        };
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        let (header, padding, overflow) = self.sections();
+        let result = (|| {
+            let mut file = std::fs::File::create(&temporary)?;
+            file.write_all(&header)?;
+            file.write_all(&self.values)?;
+            file.write_all(&padding)?;
+            file.write_all(&overflow)?;
+            file.sync_all()?;
+            std::fs::rename(&temporary, &path)?;
+            // Make the rename itself durable.
+            std::fs::File::open(dir)?.sync_all()
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&temporary);
+        }
+        result.map_err(io(&path))?;
+        Ok(path)
+    }
+}
+
+/// Decodes a value byte; `overflow(slot)` finds the exact distance of a 255 byte.
+#[inline]
+pub(crate) fn decode(code: u8, slot: u64, overflow: impl FnOnce(u64) -> Option<u32>) -> Value {
+    if code == OVERFLOW_CODE {
+        let dtw = overflow(slot).expect("validated tables have an overflow entry for every 255 byte");
+        debug_assert!(dtw > MAX_INLINE_DTW);
+        Value::from_dtw(dtw)
+    } else {
+        Value::decode_inline(code)
+    }
+}

@@ -1,0 +1,175 @@
+//! Retrograde analysis: every slot of a closed game gets its value and exact distance to win.
+//!
+//! Memory: two bytes per slot (the value byte that becomes the table, and a counter of
+//! undecided moves), plus the overflow list for distances above 253.
+//!
+//! 1. **Init**: every slot generates its moves. A royal capture makes it a win in 1; no legal
+//!    move a loss in 0; otherwise its counter holds the number of moves.
+//! 2. **Levels**: for `n = 0, 1, 2, …` the slots decided at distance `n` are walked, and each
+//!    predecessor (un-move, then the index folds it) is updated. If the slot is a loss in `n`,
+//!    an undecided predecessor becomes a win in `n + 1` (the first level that reaches it is the
+//!    shortest win). If it is a win in `n`, the predecessor's counter drops by one; at zero all
+//!    its moves lead to wins for the opponent, the last of them at `n`, so it is a loss in
+//!    `n + 1` (the longest resistance).
+//! 3. What stays undecided is a draw.
+//!
+//! A level only ever writes distance `n + 1` and, by parity, only wins or only losses, so the
+//! result does not depend on the order in which threads visit slots: tables are
+//! byte-identical for any thread count. Distinct moves of a position always lead to distinct
+//! slots (a move never changes the other royal's square, so two children are never mirror
+//! images), which makes "one un-move = one counted move" exact under the folding.
+
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use shogi4_engine::{Material, MaterialIndex};
+
+use crate::format::{SolvedTable, Statistics};
+use crate::progress::Progress;
+use crate::value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};
+
+/// Slots handled per parallel task.
+const CHUNK: u64 = 1 << 14;
+
+/// A solved table with the figures of the run that produced it.
+#[derive(Debug)]
+pub struct Solution {
+    /// The table.
+    pub table: SolvedTable,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Moves generated in init plus un-moves generated in the levels.
+    pub edges: u64,
+}
+
+impl Solution {
+    /// Wall-clock nanoseconds per edge.
+    pub fn ns_per_edge(&self) -> f64 {
+        self.seconds * 1e9 / self.edges.max(1) as f64
+    }
+}
+
+/// Views a byte buffer as atomics for the parallel passes.
+fn as_atomic(bytes: &mut [u8]) -> &[AtomicU8] {
+    // SAFETY: `AtomicU8` has the same size, alignment and bit validity as `u8`, and the
+    // exclusive borrow guarantees no non-atomic access for the lifetime of the view.
+    unsafe { &*(bytes as *mut [u8] as *const [AtomicU8]) }
+}
+
+/// Solves one closed game on the current rayon thread pool.
+pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
+    let started = Instant::now();
+    let index = MaterialIndex::new(material);
+    let slots = index.slots();
+    let mut value_bytes = vec![0u8; slots as usize];
+    let mut counter_bytes = vec![0u8; slots as usize];
+    let values = as_atomic(&mut value_bytes);
+    let counters = as_atomic(&mut counter_bytes);
+    let edges = AtomicU64::new(0);
+    let chunks = slots.div_ceil(CHUNK);
+    let chunk_range = |c: u64| c * CHUNK..((c + 1) * CHUNK).min(slots);
+
+    progress.phase(&format!("{material}: moves"), slots);
+    (0..chunks).into_par_iter().for_each(|c| {
+        let mut chunk_edges = 0;
+        for slot in chunk_range(c) {
+            let position = index.position_at(slot);
+            let moves = position.legal_moves();
+            chunk_edges += moves.len() as u64;
+            let code = if moves.iter().any(|&mv| position.captures_royal(mv)) {
+                Value::Win(1).encode()
+            } else if moves.is_empty() {
+                Value::Loss(0).encode()
+            } else {
+                counters[slot as usize].store(moves.len() as u8, Relaxed);
+                0
+            };
+            values[slot as usize].store(code, Relaxed);
+        }
+        edges.fetch_add(chunk_edges, Relaxed);
+        progress.advance(chunk_range(c).end - chunk_range(c).start);
+    });
+    progress.finish_phase();
+
+    // Distances above MAX_INLINE_DTW: the byte says OVERFLOW_CODE, the list has the distance.
+    let overflow = Mutex::new(Vec::<(u64, u32)>::new());
+    let set_decided = |slot: u64, dtw: u32| -> bool {
+        let code = Value::from_dtw(dtw).encode();
+        let won = values[slot as usize].compare_exchange(0, code, Relaxed, Relaxed).is_ok();
+        if won && code == OVERFLOW_CODE {
+            overflow.lock().expect("no panics while held").push((slot, dtw));
+        }
+        won
+    };
+    let retro = |slot: u64, n: u32| -> u64 {
+        let position = index.position_at(slot);
+        let mut unmoves = 0;
+        position.for_each_unmove(|predecessor, _| {
+            unmoves += 1;
+            let p = index.index_of(predecessor);
+            if values[p as usize].load(Relaxed) != 0 {
+                return;
+            }
+            if n % 2 == 0 {
+                set_decided(p, n + 1);
+            } else if counters[p as usize].fetch_sub(1, Relaxed) == 1 {
+                set_decided(p, n + 1);
+            }
+        });
+        unmoves
+    };
+
+    progress.phase(&format!("{material}: levels"), slots);
+    let mut n = 0u32;
+    loop {
+        let decided = AtomicU64::new(0);
+        if n <= MAX_INLINE_DTW {
+            let code = (n + 1) as u8;
+            (0..chunks).into_par_iter().for_each(|c| {
+                let (mut found, mut chunk_edges) = (0, 0);
+                for slot in chunk_range(c) {
+                    if values[slot as usize].load(Relaxed) == code {
+                        found += 1;
+                        chunk_edges += retro(slot, n);
+                    }
+                }
+                decided.fetch_add(found, Relaxed);
+                edges.fetch_add(chunk_edges, Relaxed);
+            });
+        } else {
+            let level: Vec<u64> =
+                overflow.lock().expect("not poisoned").iter().filter(|e| e.1 == n).map(|e| e.0).collect();
+            decided.store(level.len() as u64, Relaxed);
+            let level_edges: u64 = level.par_iter().map(|&slot| retro(slot, n)).sum();
+            edges.fetch_add(level_edges, Relaxed);
+        }
+        let decided = decided.into_inner();
+        progress.advance(decided);
+        // Levels above 1 are only ever created by the level before them.
+        if decided == 0 && n >= 1 {
+            break;
+        }
+        n += 1;
+    }
+    progress.finish_phase();
+    drop(counter_bytes);
+
+    let mut overflow = overflow.into_inner().expect("not poisoned");
+    overflow.sort_unstable();
+    let statistics = Statistics::of_values(&value_bytes, &overflow);
+    Solution {
+        table: SolvedTable { material, values: value_bytes, overflow, statistics },
+        seconds: started.elapsed().as_secs_f64(),
+        edges: edges.into_inner(),
+    }
+}
+
+/// Peak resident memory of this process in bytes (Linux `VmHWM`), if known.
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}

@@ -1,0 +1,133 @@
+//! Reading a table: over any byte slice, or a memory-mapped file. One O(1) lookup per probe.
+
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+use shogi4_engine::{MaterialIndex, Position};
+use xxhash_rust::xxh3::xxh3_64;
+
+use crate::format::{decode, Header, TableError};
+use crate::value::{Value, OVERFLOW_CODE};
+
+/// A validated table over bytes `B` (a `Vec<u8>`, or an [`Mmap`] of the file).
+pub struct Table<B> {
+    bytes: B,
+    header: Header,
+    index: MaterialIndex,
+}
+
+impl<B: AsRef<[u8]>> Table<B> {
+    /// Checks the header and the sizes (not the checksum: see [`Table::verify_checksum`]).
+    pub fn new(bytes: B) -> Result<Table<B>, TableError> {
+        let header = Header::parse(bytes.as_ref())?;
+        let index = MaterialIndex::new(header.material);
+        Ok(Table { bytes, header, index })
+    }
+
+    /// The header: material, slot count, statistics, checksum.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The dense index of the table's closed game.
+    pub fn index(&self) -> &MaterialIndex {
+        &self.index
+    }
+
+    /// Size of the table in bytes.
+    pub fn size(&self) -> u64 {
+        self.bytes.as_ref().len() as u64
+    }
+
+    /// The value bytes, one per slot.
+    pub fn values(&self) -> &[u8] {
+        let start = self.header.values_offset as usize;
+        &self.bytes.as_ref()[start..start + self.header.slots as usize]
+    }
+
+    fn overflow(&self) -> &[u8] {
+        &self.bytes.as_ref()[self.header.overflow_offset() as usize..]
+    }
+
+    fn overflow_entry(&self, i: usize) -> (u64, u32) {
+        let entry = &self.overflow()[16 * i..16 * i + 16];
+        (
+            u64::from_le_bytes(entry[..8].try_into().expect("8 bytes")),
+            u32::from_le_bytes(entry[8..12].try_into().expect("4 bytes")),
+        )
+    }
+
+    fn overflow_dtw(&self, slot: u64) -> Option<u32> {
+        let (mut low, mut high) = (0usize, self.header.overflow_entries as usize);
+        while low < high {
+            let mid = (low + high) / 2;
+            let (s, dtw) = self.overflow_entry(mid);
+            match s.cmp(&slot) {
+                std::cmp::Ordering::Equal => return Some(dtw),
+                std::cmp::Ordering::Less => low = mid + 1,
+                std::cmp::Ordering::Greater => high = mid,
+            }
+        }
+        None
+    }
+
+    /// The value of `slot`.
+    #[inline]
+    pub fn value(&self, slot: u64) -> Value {
+        decode(self.values()[slot as usize], slot, |s| self.overflow_dtw(s))
+    }
+
+    /// The value of `position`, which must belong to this table's closed game.
+    pub fn probe(&self, position: &Position) -> Value {
+        self.value(self.index.index_of(position))
+    }
+
+    /// Recomputes the checksum of the data and checks the overflow table against the bytes.
+    pub fn verify_checksum(&self) -> Result<(), TableError> {
+        let data = &self.bytes.as_ref()[self.header.values_offset as usize..];
+        let found = xxh3_64(data);
+        if found != self.header.checksum {
+            return Err(TableError::Checksum { expected: self.header.checksum, found });
+        }
+        let escapes = self.values().iter().filter(|&&b| b == OVERFLOW_CODE).count() as u64;
+        if escapes != self.header.overflow_entries {
+            return Err(TableError::BadOverflow("entry count differs from the number of 255 bytes"));
+        }
+        for i in 0..self.header.overflow_entries as usize {
+            let (slot, dtw) = self.overflow_entry(i);
+            if slot >= self.header.slots || self.values()[slot as usize] != OVERFLOW_CODE || dtw <= 253 {
+                return Err(TableError::BadOverflow("entry for a slot without a 255 byte, or a short distance"));
+            }
+            if i > 0 && self.overflow_entry(i - 1).0 >= slot {
+                return Err(TableError::BadOverflow("entries not sorted by slot"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A table file, memory-mapped.
+pub type MappedTable = Table<Mmap>;
+
+/// Opens and memory-maps a table file, checking its header (not its checksum).
+pub fn open_table(path: &Path) -> Result<MappedTable, TableError> {
+    let io = |e| TableError::Io(path.to_path_buf(), e);
+    let file = std::fs::File::open(path).map_err(io)?;
+    // SAFETY: the map is read-only. Tables are written to a temporary file and renamed into
+    // place, never modified where they stand, so the mapped bytes do not change under us as
+    // long as nobody edits the file by hand while it is served.
+    let map = unsafe { Mmap::map(&file) }.map_err(io)?;
+    Table::new(map)
+}
+
+/// The table files (`*.s4tb`) in a directory, sorted by name.
+pub fn table_files(dir: &Path) -> Result<Vec<PathBuf>, TableError> {
+    let entries = std::fs::read_dir(dir).map_err(|e| TableError::Io(dir.to_path_buf(), e))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == crate::format::EXTENSION))
+        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+        .collect();
+    files.sort();
+    Ok(files)
+}
