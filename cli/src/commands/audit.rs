@@ -1,0 +1,90 @@
+//! `shogi4 audit`: checksum and local consistency of every slot.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use shogi4_tablebase::{audit, open_table, table_files};
+
+use super::grouped;
+use crate::error::CliError;
+use crate::progress::Bar;
+
+pub fn run(paths: &[PathBuf], json: bool) -> Result<(), CliError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            files.extend(table_files(path)?);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    if files.is_empty() {
+        return Err(CliError::Usage("no table files found".into()));
+    }
+    let mut failed = 0;
+    for file in &files {
+        if !audit_file(file, json) {
+            failed += 1;
+        }
+    }
+    if failed > 0 {
+        return Err(CliError::AuditFailed(failed));
+    }
+    Ok(())
+}
+
+/// Audits one file, prints the verdict, and says whether it passed.
+fn audit_file(file: &Path, json: bool) -> bool {
+    let table = match open_table(file).and_then(|t| t.verify_checksum().map(|()| t)) {
+        Ok(table) => table,
+        Err(e) => {
+            if json {
+                println!("{}", json!({ "file": file.display().to_string(), "ok": false, "error": e.to_string() }));
+            } else {
+                println!("FAIL {}: {e}", file.display());
+            }
+            return false;
+        }
+    };
+    let report = audit(&table, &Bar::new());
+    let ok = report.violations == 0;
+    if json {
+        let first: Vec<_> = report
+            .first
+            .iter()
+            .map(|v| json!({ "slot": v.slot, "sfen": v.position.to_sfen(), "stored": v.stored.to_string(), "implied": v.implied.to_string() }))
+            .collect();
+        println!(
+            "{}",
+            json!({
+                "file": file.display().to_string(),
+                "material": table.header().material.to_string(),
+                "ok": ok,
+                "slots": report.slots,
+                "violations": report.violations,
+                "first_violations": first,
+                "edges": report.edges,
+                "seconds": report.seconds,
+            })
+        );
+    } else if ok {
+        println!(
+            "ok   {}: checksum and {} slots consistent ({} moves, {:.2} s)",
+            file.display(),
+            grouped(report.slots),
+            grouped(report.edges),
+            report.seconds
+        );
+    } else {
+        println!(
+            "FAIL {}: {} of {} slots inconsistent",
+            file.display(),
+            grouped(report.violations),
+            grouped(report.slots)
+        );
+        for v in &report.first {
+            println!("  slot {}: {}  stored {}, its moves imply {}", v.slot, v.position.to_sfen(), v.stored, v.implied);
+        }
+    }
+    ok
+}

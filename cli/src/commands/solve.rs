@@ -1,0 +1,142 @@
+//! `shogi4 solve` and `shogi4 bench`.
+
+use std::path::Path;
+
+use serde_json::json;
+use shogi4_engine::Material;
+use shogi4_tablebase::{audit, open_table, peak_rss_bytes, solve, Solution, Statistics, Table, EXTENSION};
+
+use super::{grouped, percent};
+use crate::error::CliError;
+use crate::progress::Bar;
+
+/// Which closed games to solve.
+pub struct Selection {
+    /// Named on the command line.
+    pub materials: Vec<String>,
+    /// `--all --max-pieces N`.
+    pub all_up_to: Option<u32>,
+}
+
+impl Selection {
+    fn resolve(&self) -> Result<Vec<Material>, CliError> {
+        let mut materials: Vec<Material> = self.materials.iter().map(|m| m.parse()).collect::<Result<_, _>>()?;
+        if let Some(max) = self.all_up_to {
+            materials.extend(Material::all_up_to(max));
+        }
+        if materials.is_empty() {
+            return Err(CliError::Usage("name closed games to solve (e.g. KKCF), or use --all --max-pieces N".into()));
+        }
+        // Smallest first, so a long run produces the quick tables early; no duplicates.
+        materials.sort_by_key(|m| (m.pieces(), m.to_string()));
+        materials.dedup();
+        Ok(materials)
+    }
+}
+
+pub fn run(selection: Selection, out: &Path, missing: bool, json: bool) -> Result<(), CliError> {
+    let materials = selection.resolve()?;
+    let mut total = Statistics::default();
+    let mut solved = 0;
+    for material in materials {
+        let path = out.join(format!("{material}.{EXTENSION}"));
+        if missing && open_table(&path).is_ok() {
+            if !json {
+                eprintln!("{material}: present in {}", path.display());
+            }
+            continue;
+        }
+        let solution = solve(material, &Bar::new());
+        let written = solution.table.write_to_dir(out)?;
+        total.positions += solution.table.statistics.positions;
+        solved += 1;
+        if json {
+            println!("{}", solution_json(&solution, Some(&written)));
+        } else {
+            print_solution(&solution);
+            println!("  written     {}", written.display());
+        }
+    }
+    if !json && solved > 1 {
+        println!("solved {solved} closed games, {} positions in all", grouped(total.positions));
+    }
+    Ok(())
+}
+
+pub fn bench(material: &str, json: bool) -> Result<(), CliError> {
+    let material: Material = material.parse()?;
+    let solution = solve(material, &Bar::new());
+    let slots = solution.table.values.len() as u64;
+    let table = Table::new(solution.table.to_bytes())?;
+    let report = audit(&table, &Bar::new());
+    let peak = peak_rss_bytes();
+    if json {
+        let mut figures = solution_json(&solution, None);
+        figures["audit_seconds"] = json!(report.seconds);
+        figures["audit_violations"] = json!(report.violations);
+        figures["audit_to_solve_ratio"] = json!(report.seconds / solution.seconds);
+        figures["table_bytes"] = json!(table.size());
+        figures["threads"] = json!(rayon::current_num_threads());
+        figures["peak_rss_bytes"] = json!(peak);
+        println!("{figures}");
+    } else {
+        print_solution(&solution);
+        println!("  threads     {}", rayon::current_num_threads());
+        println!(
+            "  audit       {:.2} s ({:.2} of the solve time), {} violations",
+            report.seconds,
+            report.seconds / solution.seconds,
+            report.violations
+        );
+        println!(
+            "  table       {} bytes, {:.3} bytes per slot, {:.4} bytes per position",
+            grouped(table.size()),
+            table.size() as f64 / slots as f64,
+            table.size() as f64 / (4 * slots) as f64
+        );
+    }
+    if report.violations > 0 {
+        return Err(CliError::AuditFailed(1));
+    }
+    Ok(())
+}
+
+fn solution_json(solution: &Solution, path: Option<&Path>) -> serde_json::Value {
+    let s = &solution.table.statistics;
+    json!({
+        "material": solution.table.material.to_string(),
+        "positions": s.positions,
+        "slots": solution.table.values.len(),
+        "wins": s.wins,
+        "losses": s.losses,
+        "draws": s.draws,
+        "max_dtw": s.max_dtw,
+        "histogram": s.histogram,
+        "seconds": solution.seconds,
+        "edges": solution.edges,
+        "ns_per_edge": solution.ns_per_edge(),
+        "peak_rss_bytes": peak_rss_bytes(),
+        "path": path.map(|p| p.display().to_string()),
+    })
+}
+
+fn print_solution(solution: &Solution) {
+    let s = &solution.table.statistics;
+    println!("{}: {} positions", solution.table.material, grouped(s.positions));
+    println!("  wins        {} ({})", grouped(s.wins), percent(s.wins, s.positions));
+    println!("  losses      {} ({})", grouped(s.losses), percent(s.losses, s.positions));
+    println!("  draws       {} ({})", grouped(s.draws), percent(s.draws, s.positions));
+    println!("  max dtw     {}", s.max_dtw);
+    let histogram: Vec<String> =
+        s.histogram.iter().enumerate().filter(|(_, &n)| n > 0).map(|(d, n)| format!("{d}:{n}")).collect();
+    println!("  histogram   {}", histogram.join(" "));
+    println!(
+        "  time        {:.2} s, {} edges, {:.1} ns/edge",
+        solution.seconds,
+        grouped(solution.edges),
+        solution.ns_per_edge()
+    );
+    if let Some(peak) = peak_rss_bytes() {
+        println!("  peak RSS    {:.1} MiB", peak as f64 / (1 << 20) as f64);
+    }
+}

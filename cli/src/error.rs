@@ -1,0 +1,59 @@
+//! The CLI's error: everything a command can fail with, printed as one line on stderr.
+
+use std::fmt;
+
+use shogi4_engine::{NotationError, ParseMaterialError};
+use shogi4_tablebase::{ProbeError, TableError};
+
+/// Why a command failed.
+#[derive(Debug)]
+pub enum CliError {
+    /// A position string was unreadable or illegal.
+    Position(String, NotationError),
+    /// A material name was invalid.
+    Material(ParseMaterialError),
+    /// A table could not be read or written.
+    Table(TableError),
+    /// A position could not be answered.
+    Probe(ProbeError),
+    /// Tables failed their audit.
+    AuditFailed(usize),
+    /// Arguments that make no sense together.
+    Usage(String),
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CliError::Position(text, e) => write!(f, "position {text:?}: {e}"),
+            CliError::Material(e) => write!(f, "{e}"),
+            CliError::Table(e) => write!(f, "{e}"),
+            CliError::Probe(e) => write!(f, "{e}"),
+            CliError::AuditFailed(n) => write!(f, "{n} table(s) failed the audit"),
+            CliError::Usage(message) => write!(f, "{message}"),
+        }
+    }
+}
+
+impl From<ParseMaterialError> for CliError {
+    fn from(e: ParseMaterialError) -> Self {
+        CliError::Material(e)
+    }
+}
+
+impl From<TableError> for CliError {
+    fn from(e: TableError) -> Self {
+        CliError::Table(e)
+    }
+}
+
+impl From<ProbeError> for CliError {
+    fn from(e: ProbeError) -> Self {
+        CliError::Probe(e)
+    }
+}
+
+/// Reads a position argument.
+pub fn parse_position(text: &str) -> Result<shogi4_engine::Position, CliError> {
+    shogi4_engine::Position::from_sfen(text).map_err(|e| CliError::Position(text.to_string(), e))
+}
