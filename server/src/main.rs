@@ -1,1 +1,138 @@
-fn main() {}
+//! `shogi4-server`: builds missing tables if asked, maps them, and serves the API until
+//! SIGTERM or SIGINT.
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use clap::Parser;
+use shogi4_engine::Material;
+use shogi4_server::config::{Config, LogFormat};
+use shogi4_server::{app, openapi, AppState};
+use shogi4_tablebase::{open_table, solve, Progress, EXTENSION};
+
+fn main() -> ExitCode {
+    let config = Config::parse();
+    if config.print_openapi {
+        print!("{}", openapi::spec_json());
+        return ExitCode::SUCCESS;
+    }
+    init_logging(config.log_format);
+    match run(config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            tracing::error!("{message}");
+            eprintln!("shogi4-server: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging(format: LogFormat) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,tower_http=info"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    match format {
+        LogFormat::Pretty => builder.init(),
+        LogFormat::Json => builder.json().init(),
+    }
+}
+
+fn run(config: Config) -> Result<(), String> {
+    let limits = config.limits()?;
+    if !config.no_solve {
+        solve_missing(&config)?;
+    }
+    let state = AppState::load(&config.tables, !config.skip_checksums, config.max_batch)
+        .map_err(|e| format!("cannot read tables: {e}"))?;
+    tracing::info!(tables = state.tables.len(), dir = %config.tables.display(), "tables mapped");
+    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(config.bind)
+            .await
+            .map_err(|e| format!("cannot bind {}: {e}", config.bind))?;
+        let address = listener.local_addr().map_err(|e| e.to_string())?;
+        tracing::info!(%address, "listening");
+        println!("listening on http://{address}");
+        axum::serve(listener, app(Arc::new(state), &limits))
+            .with_graceful_shutdown(shutdown_signal())
+            .await
+            .map_err(|e| format!("server error: {e}"))
+    })?;
+    tracing::info!("shut down");
+    Ok(())
+}
+
+/// Solves the closed games of the default set that have no valid table yet.
+fn solve_missing(config: &Config) -> Result<(), String> {
+    let missing: Vec<Material> = Material::all_up_to(config.solve_missing)
+        .into_iter()
+        .filter(|m| open_table(&config.tables.join(format!("{m}.{EXTENSION}"))).is_err())
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    tracing::info!(count = missing.len(), dir = %config.tables.display(), "solving missing tables");
+    for (i, material) in missing.iter().enumerate() {
+        let solution = solve(*material, &LogProgress::default());
+        let path = solution.table.write_to_dir(&config.tables).map_err(|e| format!("cannot write table: {e}"))?;
+        tracing::info!(
+            "[{}/{}] {material}: {} positions solved in {:.1} s -> {}",
+            i + 1,
+            missing.len(),
+            solution.table.statistics.positions,
+            solution.seconds,
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Logs a solver phase's progress every 25%.
+#[derive(Default)]
+struct LogProgress {
+    phase: Mutex<(String, u64)>,
+    done: AtomicU64,
+    logged_quarter: AtomicU64,
+}
+
+impl Progress for LogProgress {
+    fn phase(&self, name: &str, total: u64) {
+        *self.phase.lock().expect("not poisoned") = (name.to_string(), total.max(1));
+        self.done.store(0, Ordering::Relaxed);
+        self.logged_quarter.store(0, Ordering::Relaxed);
+    }
+
+    fn advance(&self, units: u64) {
+        let done = self.done.fetch_add(units, Ordering::Relaxed) + units;
+        let (name, total) = self.phase.lock().expect("not poisoned").clone();
+        let quarter = (4 * done / total).min(4);
+        if quarter > self.logged_quarter.fetch_max(quarter, Ordering::Relaxed) && total > 1_000_000 {
+            tracing::info!("{name}: {}%", quarter * 25);
+        }
+    }
+
+    fn finish_phase(&self) {}
+}
+
+async fn shutdown_signal() {
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = interrupt => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutdown signal received; finishing requests in flight");
+}

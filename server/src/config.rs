@@ -1,0 +1,89 @@
+//! Server configuration from flags and environment variables.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use axum::http::HeaderValue;
+use clap::{Parser, ValueEnum};
+
+use crate::Limits;
+
+/// Serves solved Shogi4 tables over HTTP. Every flag can also be set by the environment
+/// variable shown.
+#[derive(Parser, Debug)]
+#[command(name = "shogi4-server", version, about)]
+pub struct Config {
+    /// Address to listen on (port 0 picks a free port; the chosen address is logged).
+    #[arg(long, env = "SHOGI4_BIND", default_value = "127.0.0.1:8080")]
+    pub bind: SocketAddr,
+    /// Directory of `.s4tb` tables.
+    #[arg(long, env = "SHOGI4_TABLES", default_value = "tables")]
+    pub tables: PathBuf,
+    /// Before serving, solve every missing closed game with at most this many non-royal pieces
+    /// (3 is the default table set: 31 games, a few minutes on 2 cores).
+    #[arg(long, env = "SHOGI4_SOLVE_MISSING", default_value_t = 3)]
+    pub solve_missing: u32,
+    /// Serve what is there; solve nothing.
+    #[arg(long, env = "SHOGI4_NO_SOLVE")]
+    pub no_solve: bool,
+    /// Skip verifying table checksums at start-up.
+    #[arg(long, env = "SHOGI4_SKIP_CHECKSUMS")]
+    pub skip_checksums: bool,
+    /// Allowed CORS origins, comma-separated, or `*` for any.
+    #[arg(long, env = "SHOGI4_CORS_ORIGINS", default_value = "*")]
+    pub cors_origins: String,
+    /// Most positions in one `POST /probe`.
+    #[arg(long, env = "SHOGI4_MAX_BATCH", default_value_t = 100)]
+    pub max_batch: usize,
+    /// Largest request body in bytes.
+    #[arg(long, env = "SHOGI4_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
+    pub max_body_bytes: usize,
+    /// Longest request URI in bytes.
+    #[arg(long, env = "SHOGI4_MAX_URI_BYTES", default_value_t = 4096)]
+    pub max_uri_bytes: usize,
+    /// Requests handled at once; more get 429.
+    #[arg(long, env = "SHOGI4_CONCURRENCY", default_value_t = 1024)]
+    pub concurrency: usize,
+    /// Per-request time limit in milliseconds.
+    #[arg(long, env = "SHOGI4_TIMEOUT_MS", default_value_t = 10_000)]
+    pub timeout_ms: u64,
+    /// Log format.
+    #[arg(long, env = "SHOGI4_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
+    pub log_format: LogFormat,
+    /// Print the OpenAPI document and exit.
+    #[arg(long)]
+    pub print_openapi: bool,
+}
+
+/// How log lines look.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable.
+    Pretty,
+    /// One JSON object per line.
+    Json,
+}
+
+impl Config {
+    /// The request limits and CORS policy.
+    pub fn limits(&self) -> Result<Limits, String> {
+        let cors_origins = if self.cors_origins.trim() == "*" {
+            None
+        } else {
+            let origins = self
+                .cors_origins
+                .split(',')
+                .map(|o| HeaderValue::from_str(o.trim()).map_err(|_| format!("invalid CORS origin {o:?}")))
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(origins)
+        };
+        Ok(Limits {
+            max_body_bytes: self.max_body_bytes,
+            max_uri_bytes: self.max_uri_bytes,
+            concurrency: self.concurrency.max(1),
+            timeout: Duration::from_millis(self.timeout_ms),
+            cors_origins,
+        })
+    }
+}

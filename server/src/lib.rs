@@ -1,0 +1,139 @@
+//! The Shogi4 tablebase HTTP service: memory-mapped tables behind a JSON API.
+//!
+//! [`app`] builds the axum router from an [`AppState`] and [`Limits`]; `main.rs` only reads
+//! configuration, builds missing tables, and serves. Only this crate knows HTTP and JSON.
+
+pub mod config;
+pub mod error;
+mod metrics;
+pub mod model;
+pub mod openapi;
+mod routes;
+pub mod state;
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::error_handling::HandleErrorLayer;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{HeaderName, HeaderValue, Method};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{BoxError, Router};
+use tower::ServiceBuilder;
+use tower_http::compression::CompressionLayer;
+use tower_http::cors::{AllowOrigin, Any, CorsLayer};
+use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+use utoipa_swagger_ui::SwaggerUi;
+
+pub use error::{ApiError, Problem};
+pub use state::AppState;
+
+/// Request limits and cross-origin policy.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Largest request body in bytes.
+    pub max_body_bytes: usize,
+    /// Longest URI in bytes.
+    pub max_uri_bytes: usize,
+    /// Requests handled at once; more are refused with 429.
+    pub concurrency: usize,
+    /// Time a request may take.
+    pub timeout: Duration,
+    /// Origins allowed by CORS; `None` allows any (the default: it is a public API).
+    pub cors_origins: Option<Vec<HeaderValue>>,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_body_bytes: 64 * 1024,
+            max_uri_bytes: 4096,
+            concurrency: 1024,
+            timeout: Duration::from_secs(10),
+            cors_origins: None,
+        }
+    }
+}
+
+/// The router with every endpoint, the docs and the middleware.
+pub fn app(state: Arc<AppState>, limits: &Limits) -> Router {
+    let request_id = HeaderName::from_static("x-request-id");
+    let cors = CorsLayer::new().allow_methods([Method::GET, Method::POST]).allow_headers(Any).expose_headers(Any);
+    let cors = match &limits.cors_origins {
+        None => cors.allow_origin(Any),
+        Some(origins) => cors.allow_origin(AllowOrigin::list(origins.clone())),
+    };
+    let max_uri = limits.max_uri_bytes;
+    Router::new()
+        .route("/probe", get(routes::probe::probe).post(routes::probe::probe_batch))
+        .route("/mainline", get(routes::probe::mainline))
+        .route("/tables", get(routes::info::tables))
+        .route("/health", get(routes::info::health))
+        .route("/metrics", get(routes::info::metrics))
+        .with_state(state)
+        .merge(SwaggerUi::new("/docs").url("/openapi.json", openapi::spec()))
+        .method_not_allowed_fallback(method_not_allowed)
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(limits.max_body_bytes))
+        .layer(
+            ServiceBuilder::new()
+                .layer(HandleErrorLayer::new(overload_error))
+                .load_shed()
+                .concurrency_limit(limits.concurrency)
+                .timeout(limits.timeout),
+        )
+        .layer(middleware::from_fn(move |request: Request, next: Next| check_uri(request, next, max_uri)))
+        .layer(CompressionLayer::new())
+        .layer(cors)
+        .layer(middleware::from_fn(metrics::track))
+        .layer(PropagateRequestIdLayer::new(request_id.clone()))
+        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
+            let id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
+            tracing::info_span!("request", method = %request.method(), uri = %request.uri(), id = %id)
+        }))
+        .layer(SetRequestIdLayer::new(request_id, SequentialRequestId::default()))
+}
+
+/// Request ids `1`, `2`, … unless the client sent its own `x-request-id`.
+#[derive(Clone, Default)]
+struct SequentialRequestId(Arc<AtomicU64>);
+
+impl MakeRequestId for SequentialRequestId {
+    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
+        let n = self.0.fetch_add(1, Ordering::Relaxed) + 1;
+        Some(RequestId::new(HeaderValue::from(n)))
+    }
+}
+
+async fn check_uri(request: Request, next: Next, max: usize) -> Response {
+    let length = request.uri().path_and_query().map_or(0, |p| p.as_str().len());
+    if length > max {
+        return ApiError::UriTooLong(max).into_response();
+    }
+    next.run(request).await
+}
+
+async fn overload_error(error: BoxError) -> ApiError {
+    if error.is::<tower::timeout::error::Elapsed>() {
+        ApiError::Timeout
+    } else if error.is::<tower::load_shed::error::Overloaded>() {
+        ApiError::Overloaded
+    } else {
+        ApiError::Internal(error.to_string())
+    }
+}
+
+async fn not_found(request: Request) -> ApiError {
+    ApiError::NotFound(format!(
+        "no endpoint at {}; see /docs for the API (GET /probe, POST /probe, GET /mainline, GET /tables, GET /health, GET /metrics)",
+        request.uri().path()
+    ))
+}
+
+async fn method_not_allowed(request: Request) -> ApiError {
+    ApiError::MethodNotAllowed(format!("{} is not allowed on {}", request.method(), request.uri().path()))
+}

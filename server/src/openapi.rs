@@ -1,0 +1,61 @@
+//! The OpenAPI 3.1 description, generated from the handlers and response types.
+
+use utoipa::OpenApi;
+
+use crate::error::Problem;
+use crate::model::{
+    BatchEntry, BatchRequest, BatchResponse, Category, Health, MainlineMove, MainlineResponse, MoveInfo, ProbeResponse,
+    Side, TableInfo, TablesResponse,
+};
+use crate::routes;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Shogi4 tablebase",
+        description = "Solved values of Shogi4 (4×4 drop shogi) closed games.\n\n\
+            **Conventions.** `category` and `dtw` of a position are for its **side to move**. `dtw` (distance to \
+            win) counts plies until a royal is captured under perfect play: the winner makes it as short as \
+            possible, the loser as long as possible. A win always has an odd `dtw` (1 = the royal can be captured \
+            now), a loss an even one (0 = no legal move: lost). Draws have `dtw: null`. There are no signs: the \
+            category says who wins.\n\n\
+            Each move is valued for the **player making it**: `category: win` means the move keeps a forced win, \
+            and its `dtw` counts plies from the probed position, this move included, so the best move's `dtw` \
+            equals the position's.\n\n\
+            **Positions** are SFEN (`trfk/3c/C3/KFRT b - 1`, side `b` = first player) or Fairy-Stockfish FEN \
+            (`trfk/3c/C3/KFRT[] w 0 1`, side `w` = first player). `_` may replace spaces; in a query string send \
+            `+` as `%2B`.\n\n\
+            **Errors** are `application/problem+json` (RFC 9457): 400 unparsable, 422 illegal, 404 no table, \
+            405, 413, 414, 429, 503.",
+        license(name = "MIT OR Apache-2.0")
+    ),
+    paths(
+        routes::probe::probe,
+        routes::probe::probe_batch,
+        routes::probe::mainline,
+        routes::info::tables,
+        routes::info::health,
+        routes::info::metrics
+    ),
+    components(schemas(
+        ProbeResponse, MoveInfo, Category, Side, MainlineResponse, MainlineMove, BatchRequest, BatchResponse,
+        BatchEntry, TablesResponse, TableInfo, Health, Problem
+    )),
+    tags(
+        (name = "probe", description = "Solved values of positions"),
+        (name = "service", description = "Tables, health and metrics")
+    )
+)]
+struct ApiDoc;
+
+/// The OpenAPI document.
+pub fn spec() -> utoipa::openapi::OpenApi {
+    ApiDoc::openapi()
+}
+
+/// The OpenAPI document as pretty JSON with a trailing newline (the checked-in form).
+pub fn spec_json() -> String {
+    let mut text = spec().to_pretty_json().expect("the spec serializes");
+    text.push('\n');
+    text
+}

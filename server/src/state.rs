@@ -1,0 +1,60 @@
+//! Shared state: the memory-mapped tables and what is derived from them once at start-up.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use axum::http::HeaderValue;
+use metrics_exporter_prometheus::PrometheusHandle;
+use shogi4_engine::Material;
+use shogi4_tablebase::{TableError, Tablebase};
+
+use crate::model::TableInfo;
+
+/// What every handler reads.
+pub struct AppState {
+    /// The tables, memory-mapped; probes read them in place.
+    pub tablebase: Tablebase,
+    /// `GET /tables`, computed once.
+    pub tables: Vec<TableInfo>,
+    /// Entity tag of each table's answers (from its checksum).
+    pub etags: HashMap<Material, HeaderValue>,
+    /// Renders `/metrics`.
+    pub metrics: PrometheusHandle,
+    /// Most positions in one `POST /probe`.
+    pub max_batch: usize,
+}
+
+impl AppState {
+    /// Maps and validates every table in `dir`. Tables that fail are logged and skipped.
+    pub fn load(dir: &Path, verify_checksums: bool, max_batch: usize) -> Result<AppState, TableError> {
+        let (tablebase, rejected) = Tablebase::open_dir(dir, verify_checksums)?;
+        for (path, error) in &rejected {
+            tracing::error!(file = %path.display(), %error, "skipping table that failed validation");
+        }
+        Ok(AppState::new(tablebase, rejected.into_iter().map(|(p, _)| p).collect(), max_batch))
+    }
+
+    fn new(tablebase: Tablebase, _rejected: Vec<PathBuf>, max_batch: usize) -> AppState {
+        let mut tables = Vec::new();
+        let mut etags = HashMap::new();
+        for (material, table) in tablebase.tables() {
+            let h = table.header();
+            let s = &h.statistics;
+            tables.push(TableInfo {
+                material: material.to_string(),
+                positions: s.positions,
+                slots: h.slots,
+                wins: s.wins,
+                losses: s.losses,
+                draws: s.draws,
+                max_dtw: s.max_dtw,
+                file_size: table.size(),
+                checksum: format!("{:016x}", h.checksum),
+            });
+            let tag = format!("\"{}-{:016x}\"", env!("CARGO_PKG_VERSION"), h.checksum);
+            etags.insert(*material, HeaderValue::from_str(&tag).expect("ASCII"));
+        }
+        tables.sort_by_key(|t| (t.material.len(), t.material.clone()));
+        AppState { tablebase, tables, etags, metrics: crate::metrics::handle(), max_batch }
+    }
+}
