@@ -6,7 +6,7 @@ use std::str::FromStr;
 use crate::Kind;
 
 /// A closed game: both royals and 0–2 pieces of each non-royal kind (C, F, R, T).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Material {
     counts: [u8; 4],
 }
@@ -58,8 +58,22 @@ impl Material {
             .map(|n| Material { counts: [0, 1, 2, 3].map(|i| (n / 3u32.pow(3 - i) % 3) as u8) })
             .filter(|m| m.pieces() <= max_pieces)
             .collect();
-        all.sort_by_key(|m| (m.pieces(), m.to_string()));
+        all.sort();
         all
+    }
+}
+
+impl Ord for Material {
+    /// Fewer pieces first, then by name (`KKC` < `KKF` < `KKCC` < `KKCF`). For names of equal
+    /// length, more of an earlier letter sorts first, so comparing counts in reverse does it.
+    fn cmp(&self, other: &Material) -> std::cmp::Ordering {
+        (self.pieces(), other.counts).cmp(&(other.pieces(), self.counts))
+    }
+}
+
+impl PartialOrd for Material {
+    fn partial_cmp(&self, other: &Material) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
     }
 }
 
@@ -115,5 +129,9 @@ mod tests {
         }
         assert_eq!(Material::all_up_to(3).len(), 31);
         assert_eq!(Material::all_up_to(8).len(), 81);
+        let names: Vec<String> = Material::all_up_to(2).iter().map(|m| m.to_string()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_by_key(|n| (n.len(), n.clone()));
+        assert_eq!(names, sorted);
     }
 }

@@ -71,7 +71,8 @@ impl fmt::Display for ParseSfenError {
             }
             SfenErrorKind::RankTooLong { rank } => write!(f, "rank {rank} has more than 4 squares")?,
             SfenErrorKind::RankTooShort { rank, squares } => {
-                write!(f, "rank {rank} has {squares} squares; each rank has 4")?
+                let plural = if *squares == 1 { "" } else { "s" };
+                write!(f, "rank {rank} has {squares} square{plural}; each rank has 4")?
             }
             SfenErrorKind::WrongRankCount(n) => {
                 let plural = if *n == 1 { "" } else { "s" };
@@ -128,8 +129,13 @@ impl Setup {
     /// Reads SFEN or Fairy-Stockfish FEN (told apart by the `[` of the FEN hand).
     pub fn parse(text: &str) -> Result<Setup, ParseSfenError> {
         let tokens = tokenize(text)?;
-        let lost_plus = tokens.first().is_some_and(|t| t.text.matches('/').count() < 3)
-            && tokens.iter().skip(1).any(|t| t.text.contains('/'));
+        // A '+' sent unescaped in a URL decodes to a space, splitting the board: the token after
+        // the board is then the rest of a rank instead of the side to move.
+        let lost_plus = text.starts_with(' ')
+            || tokens.get(1).is_some_and(|t| {
+                !matches!(t.text, "b" | "w")
+                    && (t.text.contains('/') || t.text.starts_with(|c: char| "KCFRTkcfrt".contains(c)))
+            });
         parse_tokens(&tokens).map_err(|e| ParseSfenError { lost_plus, ..e })
     }
 }

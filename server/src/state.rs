@@ -54,7 +54,6 @@ impl AppState {
             let tag = format!("\"{}-{:016x}\"", env!("CARGO_PKG_VERSION"), h.checksum);
             etags.insert(*material, HeaderValue::from_str(&tag).expect("ASCII"));
         }
-        tables.sort_by_key(|t| (t.material.len(), t.material.clone()));
         AppState { tablebase, tables, etags, metrics: crate::metrics::handle(), max_batch }
     }
 }

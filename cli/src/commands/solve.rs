@@ -28,7 +28,7 @@ impl Selection {
             return Err(CliError::Usage("name closed games to solve (e.g. KKCF), or use --all --max-pieces N".into()));
         }
         // Smallest first, so a long run produces the quick tables early; no duplicates.
-        materials.sort_by_key(|m| (m.pieces(), m.to_string()));
+        materials.sort();
         materials.dedup();
         Ok(materials)
     }

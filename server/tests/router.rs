@@ -1,0 +1,226 @@
+//! In-process tests of every endpoint and every error class, through `tower::ServiceExt::oneshot`.
+
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use axum::Router;
+use serde_json::Value as Json;
+use shogi4_server::{app, openapi, AppState, Limits};
+use shogi4_tablebase::{solve, Silent};
+use tower::ServiceExt;
+
+/// Tables for KK, KKC, KKF and KKCF, solved once per test process.
+fn tables_dir() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("shogi4-router-tests-{}", std::process::id()));
+        for name in ["KK", "KKC", "KKF", "KKCF"] {
+            solve(name.parse().unwrap(), &Silent).table.write_to_dir(&dir).unwrap();
+        }
+        dir
+    })
+}
+
+fn router_with(limits: Limits) -> Router {
+    let state = AppState::load(tables_dir(), true, 3).unwrap();
+    app(Arc::new(state), &limits)
+}
+
+fn router() -> Router {
+    router_with(Limits::default())
+}
+
+async fn send(router: Router, request: Request<Body>) -> (StatusCode, axum::http::HeaderMap, Json) {
+    let response = router.oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 24).await.unwrap();
+    let json = if bytes.is_empty() { Json::Null } else { serde_json::from_slice(&bytes).unwrap_or(Json::Null) };
+    (status, headers, json)
+}
+
+async fn get(uri: &str) -> (StatusCode, axum::http::HeaderMap, Json) {
+    send(router(), Request::get(uri).body(Body::empty()).unwrap()).await
+}
+
+fn assert_problem(status: StatusCode, headers: &axum::http::HeaderMap, body: &Json, expected: StatusCode) {
+    assert_eq!(status, expected, "{body}");
+    assert_eq!(headers[header::CONTENT_TYPE], "application/problem+json");
+    assert_eq!(body["status"], expected.as_u16());
+    assert!(body["type"].as_str().unwrap().starts_with("/problems/"));
+    assert!(!body["detail"].as_str().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn probe_answers_value_and_sorted_moves() {
+    let (status, headers, body) = get("/probe?pos=k3/4/4/K3_b_C_1").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["material"], "KKC");
+    assert_eq!(body["category"], "win");
+    assert_eq!(body["side_to_move"], "first");
+    assert_eq!(body["fen"], "k3/4/4/K3[C] w 0 1");
+    let moves = body["moves"].as_array().unwrap();
+    assert_eq!(moves[0]["dtw"], body["dtw"], "the best move realises the position's distance");
+    assert!(moves.iter().any(|m| m["drop"] == true));
+    assert!(headers.contains_key(header::ETAG));
+    assert!(headers[header::CACHE_CONTROL].to_str().unwrap().contains("max-age"));
+    // Sorted best first: wins by shortest distance, draws, losses by longest.
+    let rank = |m: &Json| match m["category"].as_str().unwrap() {
+        "win" => (0, m["dtw"].as_i64().unwrap()),
+        "draw" => (1, 0),
+        _ => (2, -m["dtw"].as_i64().unwrap()),
+    };
+    assert!(moves.windows(2).all(|w| rank(&w[0]) <= rank(&w[1])));
+}
+
+#[tokio::test]
+async fn fen_and_sfen_give_the_same_answer() {
+    let (_, _, sfen) = get("/probe?pos=k3/4/4/K3%20w%20c%201").await;
+    let (_, _, fen) = get("/probe?pos=k3/4/4/K3[c]_b_0_1").await;
+    assert_eq!(sfen, fen);
+    assert_eq!(sfen["side_to_move"], "second");
+}
+
+#[tokio::test]
+async fn etag_gives_not_modified() {
+    let (_, headers, _) = get("/probe?pos=k3/4/4/K3_b_C_1").await;
+    let etag = headers[header::ETAG].clone();
+    let request =
+        Request::get("/probe?pos=k3/4/4/K3_b_C_1").header(header::IF_NONE_MATCH, etag).body(Body::empty()).unwrap();
+    let (status, _, body) = send(router(), request).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+    assert_eq!(body, Json::Null);
+}
+
+#[tokio::test]
+async fn royal_capture_and_promotion_flags() {
+    // The first player's royal on b2 touches the second's on c3: capturing it wins in 1.
+    let (_, _, body) = get("/probe?pos=4/2k1/1K2/4_b_-_1").await;
+    assert_eq!(body["category"], "win");
+    assert_eq!(body["dtw"], 1);
+    let first = &body["moves"][0];
+    assert_eq!(first["royal_capture"], true);
+    assert_eq!(first["capture"], true);
+    assert_eq!(first["sfen"], Json::Null);
+    let (_, _, body) = get("/probe?pos=k3/2C1/4/K3_b_-_1").await;
+    let promoting = body["moves"].as_array().unwrap().iter().find(|m| m["move"] == "c3c4+").unwrap();
+    assert_eq!(promoting["promotion"], true);
+}
+
+#[tokio::test]
+async fn error_classes_have_problem_bodies() {
+    let cases = [
+        ("/probe?pos=trfk/3c/C3/KFRX_b_-_1", StatusCode::BAD_REQUEST),
+        ("/probe?pos=k3/4/4/K+C2+b+-+1", StatusCode::BAD_REQUEST),
+        ("/probe", StatusCode::BAD_REQUEST),
+        ("/probe?pos=kk2/4/4/K3_b_-_1", StatusCode::UNPROCESSABLE_ENTITY),
+        ("/probe?pos=trfk/3c/C3/KFRT_b_-_1", StatusCode::NOT_FOUND),
+        ("/mainline?pos=k3/4/4/K3_b_T_1", StatusCode::NOT_FOUND),
+        ("/nowhere", StatusCode::NOT_FOUND),
+    ];
+    for (uri, expected) in cases {
+        let (status, headers, body) = get(uri).await;
+        assert_problem(status, &headers, &body, expected);
+    }
+    let (_, _, body) = get("/probe?pos=k3/4/4/K3_b_-_1_x").await;
+    assert_eq!(body["offset"], 16);
+    let (_, _, body) = get("/probe?pos=trfk/3c/C3/KFRT_b_-_1").await;
+    assert_eq!(body["material"], "KKCCFFRRTT");
+    assert!(body["detail"].as_str().unwrap().contains("not solved"));
+    assert_eq!(body["loaded"], serde_json::json!(["KK", "KKC", "KKF", "KKCF"]));
+    let (_, _, body) = get("/probe?pos=k3/4/4/K+C2+b+-+1").await;
+    assert!(body["detail"].as_str().unwrap().contains("%2B"));
+}
+
+#[tokio::test]
+async fn method_body_and_uri_limits() {
+    let (status, headers, body) = send(router(), Request::delete("/probe").body(Body::empty()).unwrap()).await;
+    assert_problem(status, &headers, &body, StatusCode::METHOD_NOT_ALLOWED);
+
+    let long = format!("/probe?pos={}", "k".repeat(5000));
+    let (status, headers, body) = get(&long).await;
+    assert_problem(status, &headers, &body, StatusCode::URI_TOO_LONG);
+
+    let small = Limits { max_body_bytes: 100, ..Limits::default() };
+    let big = serde_json::json!({ "positions": vec!["k3/4/4/K3 b C 1"; 10] }).to_string();
+    let request =
+        Request::post("/probe").header(header::CONTENT_TYPE, "application/json").body(Body::from(big)).unwrap();
+    let (status, headers, body) = send(router_with(small), request).await;
+    assert_problem(status, &headers, &body, StatusCode::PAYLOAD_TOO_LARGE);
+}
+
+fn post_json(body: &str) -> Request<Body> {
+    Request::post("/probe").header(header::CONTENT_TYPE, "application/json").body(Body::from(body.to_string())).unwrap()
+}
+
+#[tokio::test]
+async fn batch_answers_in_order_with_errors_per_entry() {
+    let body = r#"{"positions": ["k3/4/4/K3 b C 1", "nonsense", "k3/4/4/K3[f] b 0 1"]}"#;
+    let (status, _, body) = send(router(), post_json(body)).await;
+    assert_eq!(status, StatusCode::OK);
+    let results = body["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3);
+    assert_eq!(results[0]["result"]["material"], "KKC");
+    assert_eq!(results[1]["error"]["status"], 400);
+    assert_eq!(results[2]["result"]["side_to_move"], "second");
+
+    let (status, headers, body) = send(router(), post_json(r#"{"positions": ["a","b","c","d"]}"#)).await;
+    assert_problem(status, &headers, &body, StatusCode::PAYLOAD_TOO_LARGE);
+    let (status, headers, body) = send(router(), post_json("{not json")).await;
+    assert_problem(status, &headers, &body, StatusCode::BAD_REQUEST);
+    let (status, headers, body) = send(router(), post_json(r#"{"positions": 3}"#)).await;
+    assert_problem(status, &headers, &body, StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn mainline_ends_in_a_royal_capture_after_dtw_plies() {
+    let (status, _, body) = get("/mainline?pos=k3/4/4/K3_b_C_1").await;
+    assert_eq!(status, StatusCode::OK);
+    let line = body["mainline"].as_array().unwrap();
+    assert_eq!(line.len() as u64, body["dtw"].as_u64().unwrap());
+    assert_eq!(line.last().unwrap()["sfen"], Json::Null);
+    assert_eq!(line.last().unwrap()["dtw"], 0);
+    assert_eq!(body["winner"], "first");
+    let (_, _, draw) = get("/mainline?pos=k3/4/4/3K_b_-_1").await;
+    assert_eq!(draw["category"], "draw");
+    assert_eq!(draw["mainline"], serde_json::json!([]));
+    assert_eq!(draw["winner"], Json::Null);
+}
+
+#[tokio::test]
+async fn service_endpoints() {
+    let (status, _, body) = get("/tables").await;
+    assert_eq!(status, StatusCode::OK);
+    let tables = body["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 4);
+    assert_eq!(tables[0]["material"], "KK");
+    assert_eq!(tables[0]["wins"], 168);
+    let (_, _, health) = get("/health").await;
+    assert_eq!(health["status"], "ok");
+    get("/probe?pos=k3/4/4/K3_b_F_1").await;
+    let response = router().oneshot(Request::get("/metrics").body(Body::empty()).unwrap()).await.unwrap();
+    let text = String::from_utf8(axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap().to_vec()).unwrap();
+    assert!(text.contains("http_requests_total"), "{text}");
+    assert!(text.contains("tablebase_probes_total"), "{text}");
+    let (status, _, spec) = get("/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(spec["openapi"].as_str().unwrap().starts_with("3.1"));
+    let response = router().oneshot(Request::get("/docs/").body(Body::empty()).unwrap()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+}
+
+#[test]
+fn checked_in_openapi_is_current() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../openapi/openapi.json");
+    let generated = openapi::spec_json();
+    if std::env::var_os("UPDATE_OPENAPI").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        checked_in == generated,
+        "openapi/openapi.json is stale: run `UPDATE_OPENAPI=1 cargo test -p shogi4-server`"
+    );
+}
