@@ -27,7 +27,8 @@ impl Server {
             .expect("the server binary starts");
         let mut line = String::new();
         BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let address = line.trim().strip_prefix("listening on http://").expect("the server prints its address").to_string();
+        let address =
+            line.trim().strip_prefix("listening on http://").expect("the server prints its address").to_string();
         Server { child, address }
     }
 

@@ -396,11 +396,8 @@ impl MaterialIndex {
             board[square.index()] = Some(piece_from(sequence[far + i], state));
         }
         let counts = self.material.counts();
-        let mut hands = ByColor { first: Hand::EMPTY, second: Hand::EMPTY };
-        for kind in 0..4 {
-            hands.first.0[kind] = split.in_mover_hand[kind];
-            hands.second.0[kind] = counts[kind] - split.on_board[kind] - split.in_mover_hand[kind];
-        }
+        let other_hand: [u8; 4] = std::array::from_fn(|k| counts[k] - split.on_board[k] - split.in_mover_hand[k]);
+        let hands = ByColor { first: Hand(split.in_mover_hand), second: Hand(other_hand) };
         let mut occupied = ByColor { first: Bitboard::EMPTY, second: Bitboard::EMPTY };
         for square in Square::all() {
             if let Some(piece) = board[square.index()] {

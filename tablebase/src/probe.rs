@@ -147,7 +147,7 @@ impl<B: AsRef<[u8]>> Tablebase<B> {
             })
             .collect();
         // Stable: equal values keep move-generation order, so answers are deterministic.
-        moves.sort_by(|a, b| b.value.cmp(&a.value));
+        moves.sort_by_key(|m| std::cmp::Reverse(m.value));
         Ok(ProbeResult { value, moves })
     }
 

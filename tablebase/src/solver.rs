@@ -112,9 +112,10 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
             if values[p as usize].load(Relaxed) != 0 {
                 return;
             }
-            if n % 2 == 0 {
-                set_decided(p, n + 1);
-            } else if counters[p as usize].fetch_sub(1, Relaxed) == 1 {
+            // Level n holds losses when n is even (every predecessor wins) and wins when n is
+            // odd (a predecessor loses once its last undecided move is accounted for).
+            let decided = n.is_multiple_of(2) || counters[p as usize].fetch_sub(1, Relaxed) == 1;
+            if decided {
                 set_decided(p, n + 1);
             }
         });

@@ -1,5 +1,6 @@
 //! Test helpers: a deliberately simple reference move generator and a seeded random source.
-#![allow(dead_code)]
+// The reference is plain array code on purpose: simple to check by eye, unlike the engine.
+#![allow(dead_code, clippy::needless_range_loop, clippy::large_enum_variant)]
 
 use shogi4_engine::{ByColor, Color, Hand, Kind, Material, MaterialIndex, Piece, Position, Setup, Square};
 
