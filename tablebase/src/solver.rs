@@ -33,6 +33,39 @@ use crate::value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};
 /// Slots handled per parallel task.
 const CHUNK: u64 = 1 << 14;
 
+/// More un-moves than any position has: at most 9 pieces × 8 directions × 2 prior promotion
+/// states as sources, each with or without one of 8 kinds of captured piece, plus drops.
+const MAX_UNMOVES: usize = 2048;
+
+/// Hints the CPU to fetch `byte`'s cache line.
+#[inline]
+fn prefetch(byte: &AtomicU8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is only a hint; it never faults and `byte` is a valid address.
+    #[allow(unused_unsafe)]
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((byte as *const AtomicU8).cast());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = byte;
+}
+
+/// Asks Linux to back a large array with 2 MiB pages: the solver reads it at random, and
+/// with 4 KiB pages nearly every access would also miss the TLB. Only a hint.
+fn advise_huge_pages(bytes: &mut [u8]) {
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = (bytes.as_mut_ptr() as usize).next_multiple_of(HUGE);
+        let end = (bytes.as_mut_ptr() as usize + bytes.len()) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: the range lies inside `bytes`, which we own; MADV_HUGEPAGE changes no
+            // contents, only how the kernel backs the pages.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+}
+
 /// A solved table with the figures of the run that produced it.
 #[derive(Debug)]
 pub struct Solution {
@@ -65,6 +98,8 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
     let slots = index.slots();
     let mut value_bytes = vec![0u8; slots as usize];
     let mut counter_bytes = vec![0u8; slots as usize];
+    advise_huge_pages(&mut value_bytes);
+    advise_huge_pages(&mut counter_bytes);
     let values = as_atomic(&mut value_bytes);
     let counters = as_atomic(&mut counter_bytes);
     let edges = AtomicU64::new(0);
@@ -105,12 +140,22 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
     };
     let retro = |slot: u64, n: u32| -> u64 {
         let position = index.position_at(slot);
-        let mut unmoves = 0;
+        // Gather the predecessors' slots and prefetch their bytes first, so that the cache
+        // misses of the updates below overlap instead of following one another.
+        let mut predecessors = [0u64; MAX_UNMOVES];
+        let mut len = 0;
         position.for_each_unmove(|predecessor, _| {
-            unmoves += 1;
             let p = index.index_of(predecessor);
+            prefetch(&values[p as usize]);
+            if !n.is_multiple_of(2) {
+                prefetch(&counters[p as usize]);
+            }
+            predecessors[len] = p;
+            len += 1;
+        });
+        for &p in &predecessors[..len] {
             if values[p as usize].load(Relaxed) != 0 {
-                return;
+                continue;
             }
             // Level n holds losses when n is even (every predecessor wins) and wins when n is
             // odd (a predecessor loses once its last undecided move is accounted for).
@@ -118,8 +163,8 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
             if decided {
                 set_decided(p, n + 1);
             }
-        });
-        unmoves
+        }
+        len as u64
     };
 
     progress.phase(&format!("{material}: levels"), slots);
