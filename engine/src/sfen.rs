@@ -341,7 +341,7 @@ impl Position {
     }
 
     fn board_text(&self) -> String {
-        let mut out = String::new();
+        let mut out = String::with_capacity(40);
         for rank in (0..4).rev() {
             let mut empty = 0;
             for file in 0..4 {
@@ -353,7 +353,10 @@ impl Position {
                             out.push((b'0' + empty) as char);
                             empty = 0;
                         }
-                        out.push_str(&piece.notation());
+                        if piece.promoted {
+                            out.push('+');
+                        }
+                        out.push(letter(piece.color, piece.kind));
                     }
                 }
             }

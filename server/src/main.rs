@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
+use axum::serve::ListenerExt;
 use clap::Parser;
 use shogi4_engine::Material;
 use shogi4_server::config::{Config, LogFormat};
@@ -54,6 +55,12 @@ fn run(config: Config) -> Result<(), String> {
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!(%address, "listening");
         println!("listening on http://{address}");
+        // Answers are small and complete: send them at once rather than wait on Nagle.
+        let listener = listener.tap_io(|tcp| {
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::warn!(%error, "cannot set TCP_NODELAY");
+            }
+        });
         axum::serve(listener, app(Arc::new(state), &limits))
             .with_graceful_shutdown(shutdown_signal())
             .await

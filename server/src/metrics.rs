@@ -36,7 +36,8 @@ pub async fn track(request: Request, next: Next) -> Response {
     response
 }
 
-/// Counts one answered position of a closed game.
-pub fn count_probe(material: &str) {
-    metrics::counter!("tablebase_probes_total", "material" => material.to_string()).increment(1);
+/// The counter of answered positions of one closed game, registered once at start-up so that
+/// a probe only increments it.
+pub fn probe_counter(material: &str) -> metrics::Counter {
+    metrics::counter!("tablebase_probes_total", "material" => material.to_string())
 }

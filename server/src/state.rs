@@ -10,14 +10,23 @@ use shogi4_tablebase::{TableError, Tablebase};
 
 use crate::model::TableInfo;
 
+/// What a handler needs of one table besides its values.
+pub struct TableHandles {
+    /// `ETag` of every answer from this table.
+    pub etag: HeaderValue,
+    /// `tablebase_probes_total{material}`.
+    pub probes: metrics::Counter,
+}
+
 /// What every handler reads.
 pub struct AppState {
     /// The tables, memory-mapped; probes read them in place.
     pub tablebase: Tablebase,
     /// `GET /tables`, computed once.
     pub tables: Vec<TableInfo>,
-    /// Entity tag of each table's answers (from its checksum).
-    pub etags: HashMap<Material, HeaderValue>,
+    /// Per closed game: the entity tag of its answers (from the table's checksum) and the
+    /// counter of its probes.
+    pub per_table: HashMap<Material, TableHandles>,
     /// Renders `/metrics`.
     pub metrics: PrometheusHandle,
     /// Most positions in one `POST /probe`.
@@ -36,7 +45,8 @@ impl AppState {
 
     fn new(tablebase: Tablebase, _rejected: Vec<PathBuf>, max_batch: usize) -> AppState {
         let mut tables = Vec::new();
-        let mut etags = HashMap::new();
+        let metrics = crate::metrics::handle();
+        let mut per_table = HashMap::new();
         for (material, table) in tablebase.tables() {
             let h = table.header();
             let s = &h.statistics;
@@ -52,8 +62,10 @@ impl AppState {
                 checksum: format!("{:016x}", h.checksum),
             });
             let tag = format!("\"{}-{:016x}\"", env!("CARGO_PKG_VERSION"), h.checksum);
-            etags.insert(*material, HeaderValue::from_str(&tag).expect("ASCII"));
+            let etag = HeaderValue::from_str(&tag).expect("ASCII");
+            per_table
+                .insert(*material, TableHandles { etag, probes: crate::metrics::probe_counter(&material.to_string()) });
         }
-        AppState { tablebase, tables, etags, metrics: crate::metrics::handle(), max_batch }
+        AppState { tablebase, tables, per_table, metrics, max_batch }
     }
 }

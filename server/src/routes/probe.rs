@@ -11,7 +11,6 @@ use shogi4_engine::Position;
 
 use super::{etag_matches, position_from_query};
 use crate::error::{ApiError, Problem};
-use crate::metrics::count_probe;
 use crate::model::{
     mainline_response, probe_response, BatchEntry, BatchRequest, BatchResponse, MainlineResponse, PositionQuery,
     ProbeResponse,
@@ -27,7 +26,7 @@ fn cached<T: serde::Serialize>(
     headers: &HeaderMap,
     body: impl FnOnce() -> Result<T, ApiError>,
 ) -> Result<Response, ApiError> {
-    let etag = state.etags.get(&position.material()).cloned();
+    let etag = state.per_table.get(&position.material()).map(|t| t.etag.clone());
     if let Some(etag) = &etag {
         if etag_matches(headers, etag) {
             return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag.clone())]).into_response());
@@ -41,9 +40,15 @@ fn cached<T: serde::Serialize>(
     Ok(response)
 }
 
+fn count_probe(state: &AppState, position: &Position) {
+    if let Some(table) = state.per_table.get(&position.material()) {
+        table.probes.increment(1);
+    }
+}
+
 fn probe_one(state: &AppState, position: &Position) -> Result<ProbeResponse, ApiError> {
     let result = state.tablebase.probe(position).map_err(ApiError::NoTable)?;
-    count_probe(&position.material().to_string());
+    count_probe(state, position);
     Ok(probe_response(position, &result))
 }
 
@@ -101,7 +106,7 @@ pub async fn mainline(
     let position = position_from_query(query)?;
     cached(&state, &position, &headers, || {
         let (value, line) = state.tablebase.mainline(&position).map_err(ApiError::NoTable)?;
-        count_probe(&position.material().to_string());
+        count_probe(&state, &position);
         Ok(mainline_response(&position, value, &line))
     })
 }
