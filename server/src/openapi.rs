@@ -54,6 +54,12 @@ pub fn spec() -> utoipa::openapi::OpenApi {
 }
 
 /// The OpenAPI document as pretty JSON with a trailing newline (the checked-in form).
+///
+/// ```
+/// let spec: serde_json::Value = serde_json::from_str(&shogi4_server::openapi::spec_json()).unwrap();
+/// assert_eq!(spec["openapi"], "3.1.0");
+/// assert!(spec["paths"]["/probe"]["get"].is_object());
+/// ```
 pub fn spec_json() -> String {
     let mut text = spec().to_pretty_json().expect("the spec serializes");
     text.push('\n');

@@ -3,6 +3,17 @@
 //!
 //! Builds on `shogi4-engine`; knows files (it writes and memory-maps tables) but nothing of
 //! HTTP or JSON.
+//!
+//! ```
+//! use shogi4_engine::Position;
+//! use shogi4_tablebase::{solve, Silent, Table, Tablebase, Value};
+//!
+//! // Solve the closed game of a royal and a carp, then probe it from memory.
+//! let solved = solve("KKC".parse().unwrap(), &Silent);
+//! let tablebase = Tablebase::from_tables([Table::new(solved.table.to_bytes()).unwrap()]);
+//! let position = Position::from_sfen("k3/4/4/K3 b C 1").unwrap();
+//! assert_eq!(tablebase.value(&position).unwrap(), Value::Win(9));
+//! ```
 
 mod audit;
 mod format;
