@@ -75,6 +75,82 @@ const COLEX_UNRANK: [[u8; 70]; 9] = {
     t
 };
 
+/// `PEXT8[mask][x]`: the bits of `x` at the set positions of `mask`, packed to the bottom
+/// (what BMI2's `pext` does, for 8 bits, portably).
+static PEXT8: [[u8; 256]; 256] = {
+    let mut t = [[0u8; 256]; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        let mut x = 0;
+        while x < 256 {
+            let (mut out, mut k, mut bit) = (0u8, 0, 0);
+            while bit < 8 {
+                if mask & (1 << bit) != 0 {
+                    if x & (1 << bit) != 0 {
+                        out |= 1 << k;
+                    }
+                    k += 1;
+                }
+                bit += 1;
+            }
+            t[mask][x] = out;
+            x += 1;
+        }
+        mask += 1;
+    }
+    t
+};
+
+/// `PDEP8[mask][x]`: the low bits of `x` spread onto the set positions of `mask` (the inverse
+/// of [`PEXT8`]).
+static PDEP8: [[u8; 256]; 256] = {
+    let mut t = [[0u8; 256]; 256];
+    let mut mask = 0;
+    while mask < 256 {
+        let mut x = 0;
+        while x < 256 {
+            let (mut out, mut k, mut bit) = (0u8, 0, 0);
+            while bit < 8 {
+                if mask & (1 << bit) != 0 {
+                    if x & (1 << k) != 0 {
+                        out |= 1 << bit;
+                    }
+                    k += 1;
+                }
+                bit += 1;
+            }
+            t[mask][x] = out;
+            x += 1;
+        }
+        mask += 1;
+    }
+    t
+};
+
+/// The far-rank squares of a board set as 8 bits: a1–d1 are bits 0–3, a4–d4 bits 4–7.
+#[inline]
+fn far_bits(set: u16) -> usize {
+    usize::from((set & 0xF) as u8 | ((set >> 8) & 0xF0) as u8)
+}
+
+/// The middle squares of a board set as 8 bits: a2 … d3 are bits 0–7.
+#[inline]
+fn middle_bits(set: u16) -> usize {
+    usize::from((set >> 4) as u8)
+}
+
+/// Inverse of [`far_bits`].
+#[inline]
+fn far_squares(bits: u8) -> Bitboard {
+    Bitboard(u16::from(bits & 0xF) | (u16::from(bits & 0xF0) << 8))
+}
+
+/// Inverse of [`middle_bits`].
+#[inline]
+fn middle_squares(bits: u8) -> Bitboard {
+    Bitboard(u16::from(bits) << 4)
+}
+
 const POW3: [u64; 9] = [1, 3, 9, 27, 81, 243, 729, 2187, 6561];
 const POW4: [u64; 9] = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536];
 
@@ -101,6 +177,15 @@ struct Block {
     start: u64,
     split: u32,
     far: u8,
+}
+
+/// Where a slot lies: its royal pair and block, and the block's absolute slot range.
+#[derive(Clone, Copy, Debug)]
+struct Located {
+    pair: usize,
+    block: Block,
+    start: u64,
+    end: u64,
 }
 
 /// The dense index of one closed game. Building it costs microseconds to milliseconds (the
@@ -141,9 +226,38 @@ fn kind_states(count: u8) -> Vec<(u8, u8)> {
 /// Index of a kind state in [`kind_states`] order.
 #[inline]
 fn kind_state_index(count: u8, on_board: u8, in_mover_hand: u8) -> u32 {
+    KIND_STATE_INDEX[usize::from(count)][usize::from(on_board)][usize::from(in_mover_hand)]
+}
+
+/// [`kind_state_index_slow`] for every count, on-board and in-hand number up to 2.
+const KIND_STATE_INDEX: [[[u32; 3]; 3]; 3] = {
+    let mut t = [[[0u32; 3]; 3]; 3];
+    let mut count = 0;
+    while count < 3 {
+        let mut on_board = 0;
+        while on_board <= count {
+            let mut held = 0;
+            while held <= count - on_board {
+                t[count][on_board][held] = kind_state_index_slow(count as u8, on_board as u8, held as u8);
+                held += 1;
+            }
+            on_board += 1;
+        }
+        count += 1;
+    }
+    t
+};
+
+/// Index of a kind state in [`kind_states`] order, computed.
+const fn kind_state_index_slow(count: u8, on_board: u8, in_mover_hand: u8) -> u32 {
     // States with fewer pieces on board come first: (count - b + 1) of them for each b.
-    let before: u8 = (0..on_board).map(|b| count - b + 1).sum();
-    u32::from(before + in_mover_hand)
+    let mut before = 0;
+    let mut b = 0;
+    while b < on_board {
+        before += count - b + 1;
+        b += 1;
+    }
+    (before + in_mover_hand) as u32
 }
 
 /// Number of slots in one block: subsets × kind arrangements × piece states.
@@ -160,15 +274,6 @@ fn block_size(class: usize, split: &Split, far: u8) -> u64 {
         * split.kind_arrangements
         * POW3[usize::from(far)]
         * POW4[middle]
-}
-
-/// The `n`-th set square of `set` (n counted from 0, lowest square first).
-#[inline]
-fn nth_square(mut set: u16, n: u32) -> Square {
-    for _ in 0..n {
-        set &= set - 1;
-    }
-    Square::from_index(set.trailing_zeros() as u8)
 }
 
 /// Owner-and-promotion state of a piece: mover unpromoted 0, mover promoted 1, other 2, 3.
@@ -284,7 +389,8 @@ impl MaterialIndex {
         let pair = a_number * 15 + b_number;
 
         // The non-royal pieces on the canonical board: (kind index, state) by square.
-        let mut canonical: [u8; 16] = [u8::MAX; 16];
+        let mut canonical = [0u8; 16];
+        let mut occupied = 0u16;
         let mut on_board = [0u8; 4];
         let pieces = position.occupied()
             ^ Bitboard::from_square(position.royals.first)
@@ -293,7 +399,9 @@ impl MaterialIndex {
             let piece = position.board[square.index()].expect("occupied");
             let kind = piece.kind.hand_index().expect("not a royal");
             on_board[kind] += 1;
-            canonical[canon(square).index()] = (kind as u8) << 2 | piece_state(piece.color == mover, piece.promoted);
+            let target = canon(square).index();
+            canonical[target] = (kind as u8) << 2 | piece_state(piece.color == mover, piece.promoted);
+            occupied |= 1 << target;
         }
         let counts = self.material.counts();
         let mover_hand = position.hands[mover].0;
@@ -301,41 +409,33 @@ impl MaterialIndex {
         for kind in 0..4 {
             split = split * self.state_radix[kind] + kind_state_index(counts[kind], on_board[kind], mover_hand[kind]);
         }
-        let free = !(Bitboard::from_square(a) | Bitboard::from_square(b));
-        let free_far = (free & Bitboard::FAR_RANKS).0;
-        let free_middle = (free & Bitboard::MIDDLE_RANKS).0;
+        let free = !(Bitboard::from_square(a) | Bitboard::from_square(b)).0;
+        let far_subset = PEXT8[far_bits(free)][far_bits(occupied)];
+        let middle_subset = PEXT8[middle_bits(free)][middle_bits(occupied)];
 
-        // Walk far squares then middle squares: subsets, kind sequence and state digits.
-        let mut far_subset = 0u32;
-        let mut middle_subset = 0u32;
-        let mut sequence = [0u8; 8];
+        // Far pieces then middle pieces, each by square: the places of each kind, state digits.
+        let mut places = [0u8; 4];
         let mut len = 0;
         let mut far_digits = 0u64;
         let mut middle_digits = 0u64;
-        for (compressed, square) in Bitboard(free_far).enumerate() {
+        for square in Bitboard(occupied) & Bitboard::FAR_RANKS {
             let code = canonical[square.index()];
-            if code != u8::MAX {
-                far_subset |= 1 << compressed;
-                sequence[len] = code >> 2;
-                len += 1;
-                let state = code & 3;
-                far_digits = far_digits * 3 + u64::from(state - u8::from(state > forbidden_state(square)));
-            }
+            places[usize::from(code >> 2)] |= 1 << len;
+            len += 1;
+            let state = code & 3;
+            far_digits = far_digits * 3 + u64::from(state - u8::from(state > forbidden_state(square)));
         }
         let far = len;
-        for (compressed, square) in Bitboard(free_middle).enumerate() {
+        for square in Bitboard(occupied) & Bitboard::MIDDLE_RANKS {
             let code = canonical[square.index()];
-            if code != u8::MAX {
-                middle_subset |= 1 << compressed;
-                sequence[len] = code >> 2;
-                len += 1;
-                middle_digits = middle_digits * 4 + u64::from(code & 3);
-            }
+            places[usize::from(code >> 2)] |= 1 << len;
+            len += 1;
+            middle_digits = middle_digits * 4 + u64::from(code & 3);
         }
         let middle = len - far;
-        let free_middle_count = free_middle.count_ones() as usize;
+        let free_middle_count = middle_bits(free).count_ones() as usize;
         let split_info = &self.splits[split as usize];
-        let arrangement = rank_arrangement(&sequence[..len], &split_info.on_board);
+        let arrangement = rank_arrangement(&places, len, &split_info.on_board);
 
         let mut inner = u64::from(COLEX_RANK[far_subset as usize]);
         inner = inner * BINOMIAL[free_middle_count][middle] + u64::from(COLEX_RANK[middle_subset as usize]);
@@ -350,19 +450,51 @@ impl MaterialIndex {
     /// # Panics
     /// If `slot >= self.slots()`.
     pub fn position_at(&self, slot: u64) -> Position {
+        self.decode(slot, &self.locate(slot))
+    }
+
+    /// The canonical positions of a range of slots, in order: faster than calling
+    /// [`MaterialIndex::position_at`] for each, since a block is looked up once, not per slot.
+    ///
+    /// # Panics
+    /// If the range reaches past `self.slots()`.
+    pub fn positions_at(&self, slots: std::ops::Range<u64>) -> impl Iterator<Item = Position> + '_ {
+        let mut located: Option<Located> = None;
+        slots.map(move |slot| {
+            let here = match located {
+                Some(l) if l.start <= slot && slot < l.end => l,
+                _ => *located.insert(self.locate(slot)),
+            };
+            self.decode(slot, &here)
+        })
+    }
+
+    /// Finds the royal pair and block of `slot`.
+    fn locate(&self, slot: u64) -> Located {
         assert!(slot < self.slots(), "slot {slot} out of range 0..{}", self.slots());
         let pair = self.royal_offset.partition_point(|&o| o <= slot) - 1;
         let (a, b) = royal_pair(pair);
-        let class = class_of(a, b);
+        let blocks = &self.blocks[class_of(a, b)];
         let within = slot - self.royal_offset[pair];
-        let blocks = &self.blocks[class];
-        let block = blocks[blocks.partition_point(|blk| blk.start <= within) - 1];
+        let number = blocks.partition_point(|blk| blk.start <= within) - 1;
+        let block = blocks[number];
+        let start = self.royal_offset[pair] + block.start;
+        let size =
+            blocks.get(number + 1).map_or(self.royal_offset[pair + 1], |next| self.royal_offset[pair] + next.start)
+                - start;
+        Located { pair, block, start, end: start + size }
+    }
+
+    /// The position of `slot`, inside the block `located`.
+    fn decode(&self, slot: u64, located: &Located) -> Position {
+        let (a, b) = royal_pair(located.pair);
+        let block = located.block;
+        let within = slot - self.royal_offset[located.pair];
         let split = &self.splits[block.split as usize];
         let far = usize::from(block.far);
         let middle = usize::from(split.board_total) - far;
-        let free = !(Bitboard::from_square(a) | Bitboard::from_square(b));
-        let free_far = (free & Bitboard::FAR_RANKS).0;
-        let free_middle = (free & Bitboard::MIDDLE_RANKS).0;
+        let free = !(Bitboard::from_square(a) | Bitboard::from_square(b)).0;
+        let (free_far, free_middle) = (far_bits(free), middle_bits(free));
 
         let mut rest = within - block.start;
         let mut middle_digits = rest % POW4[middle];
@@ -377,33 +509,33 @@ impl MaterialIndex {
 
         let mut sequence = [0u8; 8];
         unrank_arrangement(arrangement, &split.on_board, &mut sequence[..far + middle]);
+        // Digits were written most significant first: peel them off last piece first.
+        let mut states = [0u8; 8];
+        for i in (0..far).rev() {
+            states[i] = (far_digits % 3) as u8;
+            far_digits /= 3;
+        }
+        for i in (far..far + middle).rev() {
+            states[i] = (middle_digits % 4) as u8;
+            middle_digits /= 4;
+        }
 
         let mut board: [Option<Piece>; 16] = [None; 16];
         board[a.index()] = Some(Piece::new(Color::First, Kind::Royal, false));
         board[b.index()] = Some(Piece::new(Color::Second, Kind::Royal, false));
-        // Digits were written most significant first, so they are read back last piece first.
-        for i in (0..far).rev() {
-            let square = nth_square(free_far, nth_bit(far_subset, i));
-            let code = (far_digits % 3) as u8;
-            far_digits /= 3;
-            let state = code + u8::from(code >= forbidden_state(square));
-            board[square.index()] = Some(piece_from(sequence[i], state));
-        }
-        for i in (0..middle).rev() {
-            let square = nth_square(free_middle, nth_bit(middle_subset, i));
-            let state = (middle_digits % 4) as u8;
-            middle_digits /= 4;
-            board[square.index()] = Some(piece_from(sequence[far + i], state));
+        let mut occupied = ByColor { first: Bitboard::from_square(a), second: Bitboard::from_square(b) };
+        let far_set = far_squares(PDEP8[free_far][usize::from(far_subset)]);
+        let middle_set = middle_squares(PDEP8[free_middle][usize::from(middle_subset)]);
+        for (i, square) in far_set.chain(middle_set).enumerate() {
+            let code = states[i];
+            let state = if i < far { code + u8::from(code >= forbidden_state(square)) } else { code };
+            let piece = piece_from(sequence[i], state);
+            board[square.index()] = Some(piece);
+            occupied[piece.color] |= Bitboard::from_square(square);
         }
         let counts = self.material.counts();
         let other_hand: [u8; 4] = std::array::from_fn(|k| counts[k] - split.on_board[k] - split.in_mover_hand[k]);
         let hands = ByColor { first: Hand(split.in_mover_hand), second: Hand(other_hand) };
-        let mut occupied = ByColor { first: Bitboard::EMPTY, second: Bitboard::EMPTY };
-        for square in Square::all() {
-            if let Some(piece) = board[square.index()] {
-                occupied[piece.color] |= Bitboard::from_square(square);
-            }
-        }
         Position { board, occupied, royals: ByColor { first: a, second: b }, hands, turn: Color::First }
     }
 }
@@ -416,49 +548,34 @@ fn royal_pair(pair: usize) -> (Square, Square) {
     (a, b)
 }
 
-/// Position of the `i`-th set bit of `mask`.
-#[inline]
-fn nth_bit(mask: u8, i: usize) -> u32 {
-    nth_square(u16::from(mask), i as u32).index() as u32
-}
-
 fn piece_from(kind: u8, state: u8) -> Piece {
     let color = if state & 2 == 0 { Color::First } else { Color::Second };
     Piece::new(color, Kind::HAND_KINDS[usize::from(kind)], state & 1 == 1)
 }
 
-/// Rank of a sequence of kind indices with `on_board[k]` copies of kind `k`: kind by kind,
-/// the colex rank of its places among the places not yet taken.
+/// Rank of an arrangement of kinds on `len` ordered places, given as `places[k]`, the bit set
+/// of the places holding kind `k`: kind by kind, the colex rank of its places among the places
+/// not yet taken (table lookups only, no loops over places).
 #[inline]
-fn rank_arrangement(sequence: &[u8], on_board: &[u8; 4]) -> u64 {
+fn rank_arrangement(places: &[u8; 4], len: usize, on_board: &[u8; 4]) -> u64 {
     let mut rank = 0u64;
-    let mut remaining = [0u8; 8];
-    let mut len = sequence.len();
-    remaining[..len].copy_from_slice(sequence);
-    for kind in 0..4u8 {
-        let count = on_board[usize::from(kind)];
+    let mut remaining = ((1u16 << len) - 1) as u8;
+    for kind in 0..4 {
+        let count = on_board[kind];
         if count == 0 {
             continue;
         }
-        let mut places = 0usize;
-        let mut kept = 0;
-        for i in 0..len {
-            if remaining[i] == kind {
-                places |= 1 << i;
-            } else {
-                remaining[kept] = remaining[i];
-                kept += 1;
-            }
-        }
-        rank = rank * BINOMIAL[len][usize::from(count)] + u64::from(COLEX_RANK[places]);
-        len = kept;
+        let among = PEXT8[usize::from(remaining)][usize::from(places[kind])];
+        rank = rank * BINOMIAL[remaining.count_ones() as usize][usize::from(count)]
+            + u64::from(COLEX_RANK[usize::from(among)]);
+        remaining ^= places[kind];
     }
     rank
 }
 
-/// Inverse of [`rank_arrangement`].
+/// Inverse of [`rank_arrangement`]: writes the kind of each place into `sequence`.
 fn unrank_arrangement(mut rank: u64, on_board: &[u8; 4], sequence: &mut [u8]) {
-    // Peel off the digits, last kind first, remembering each kind's colex rank.
+    // Each kind's radix depends on how many places the kinds before it left.
     let mut lens = [0usize; 4];
     let mut len = sequence.len();
     for kind in 0..4 {
@@ -468,31 +585,24 @@ fn unrank_arrangement(mut rank: u64, on_board: &[u8; 4], sequence: &mut [u8]) {
     let mut digits = [0u64; 4];
     for kind in (0..4).rev() {
         let count = usize::from(on_board[kind]);
-        if count == 0 {
-            continue;
+        if count > 0 {
+            let radix = BINOMIAL[lens[kind]][count];
+            digits[kind] = rank % radix;
+            rank /= radix;
         }
-        let radix = BINOMIAL[lens[kind]][count];
-        digits[kind] = rank % radix;
-        rank /= radix;
     }
-    let mut free: [usize; 8] = [0, 1, 2, 3, 4, 5, 6, 7];
-    let mut free_len = sequence.len();
+    let mut remaining = ((1u16 << sequence.len()) - 1) as u8;
     for kind in 0..4 {
         let count = usize::from(on_board[kind]);
         if count == 0 {
             continue;
         }
-        let places = COLEX_UNRANK[count][digits[kind] as usize];
-        let mut kept = 0;
-        for i in 0..free_len {
-            if places & (1 << i) != 0 {
-                sequence[free[i]] = kind as u8;
-            } else {
-                free[kept] = free[i];
-                kept += 1;
-            }
+        let among = COLEX_UNRANK[count][digits[kind] as usize];
+        let places = PDEP8[usize::from(remaining)][usize::from(among)];
+        for place in Bitboard(u16::from(places)) {
+            sequence[place.index()] = kind as u8;
         }
-        free_len = kept;
+        remaining ^= places;
     }
 }
 
@@ -526,7 +636,11 @@ mod tests {
         for rank in 0..total {
             let mut sequence = [0u8; 5];
             unrank_arrangement(rank, &on_board, &mut sequence);
-            assert_eq!(rank_arrangement(&sequence, &on_board), rank);
+            let mut places = [0u8; 4];
+            for (place, &kind) in sequence.iter().enumerate() {
+                places[usize::from(kind)] |= 1 << place;
+            }
+            assert_eq!(rank_arrangement(&places, sequence.len(), &on_board), rank);
             assert!(seen.insert(sequence));
         }
     }

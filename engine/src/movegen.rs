@@ -4,49 +4,43 @@
 
 use std::ops::Deref;
 
+use arrayvec::ArrayVec;
+
 use crate::{Bitboard, Direction, Kind, Move, Position, Square};
 
 /// Capacity of a [`MoveList`]: 9 pieces × 8 directions plus 4 kinds × 14 squares is below it.
 pub const MAX_MOVES: usize = 128;
 
 /// A list of moves without heap allocation.
-#[derive(Clone, Copy)]
+#[derive(Clone, Default)]
 pub struct MoveList {
-    moves: [Move; MAX_MOVES],
-    len: usize,
+    moves: ArrayVec<Move, MAX_MOVES>,
 }
 
 impl MoveList {
     /// An empty list.
     pub fn new() -> MoveList {
-        MoveList { moves: [Move::Drop { kind: Kind::Carp, to: Square::from_index(0) }; MAX_MOVES], len: 0 }
+        MoveList { moves: ArrayVec::new() }
     }
 
     #[inline]
     fn push(&mut self, mv: Move) {
-        self.moves[self.len] = mv;
-        self.len += 1;
-    }
-}
-
-impl Default for MoveList {
-    fn default() -> Self {
-        MoveList::new()
+        self.moves.push(mv);
     }
 }
 
 impl Deref for MoveList {
     type Target = [Move];
     fn deref(&self) -> &[Move] {
-        &self.moves[..self.len]
+        &self.moves
     }
 }
 
 impl IntoIterator for MoveList {
     type Item = Move;
-    type IntoIter = std::iter::Take<std::array::IntoIter<Move, MAX_MOVES>>;
+    type IntoIter = arrayvec::IntoIter<Move, MAX_MOVES>;
     fn into_iter(self) -> Self::IntoIter {
-        self.moves.into_iter().take(self.len)
+        self.moves.into_iter()
     }
 }
 

@@ -11,9 +11,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use arrayvec::ArrayVec;
 use rayon::prelude::*;
-use shogi4_engine::Position;
+use shogi4_engine::{Position, MAX_MOVES};
 
+use crate::memory::prefetch;
 use crate::progress::Progress;
 use crate::table::Table;
 use crate::value::Value;
@@ -55,7 +57,17 @@ pub fn implied_value<B: AsRef<[u8]>>(table: &Table<B>, position: &Position) -> (
     if moves.iter().any(|&mv| position.captures_royal(mv)) {
         return (Value::Win(1), moves.len() as u64);
     }
-    let best = moves.iter().map(|&mv| table.probe(&position.play_unchecked(mv)).for_mover()).max();
+    // All children's slots first, their bytes prefetched, so the table reads overlap.
+    let index = table.index();
+    let children: ArrayVec<u64, MAX_MOVES> = moves
+        .iter()
+        .map(|&mv| {
+            let slot = index.index_of(&position.play_unchecked(mv));
+            prefetch(&table.values()[slot as usize]);
+            slot
+        })
+        .collect();
+    let best = children.iter().map(|&slot| table.value(slot).for_mover()).max();
     (best.unwrap_or(Value::Loss(0)), moves.len() as u64)
 }
 
@@ -73,8 +85,7 @@ pub fn audit<B: AsRef<[u8]> + Sync>(table: &Table<B>, progress: &dyn Progress) -
         let range = c * CHUNK..((c + 1) * CHUNK).min(slots);
         let (mut bad, mut chunk_edges) = (Vec::new(), 0);
         let mut count = 0;
-        for slot in range.clone() {
-            let position = index.position_at(slot);
+        for (slot, position) in range.clone().zip(index.positions_at(range.clone())) {
             let stored = table.value(slot);
             let (implied, n) = implied_value(table, &position);
             chunk_edges += n;

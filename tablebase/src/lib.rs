@@ -17,6 +17,7 @@
 
 mod audit;
 mod format;
+mod memory;
 mod probe;
 mod progress;
 mod solver;

@@ -23,10 +23,12 @@ use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
 
+use arrayvec::ArrayVec;
 use rayon::prelude::*;
 use shogi4_engine::{Material, MaterialIndex};
 
 use crate::format::{SolvedTable, Statistics};
+use crate::memory::{advise_huge_pages, prefetch};
 use crate::progress::Progress;
 use crate::value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};
 
@@ -36,35 +38,6 @@ const CHUNK: u64 = 1 << 14;
 /// More un-moves than any position has: at most 9 pieces × 8 directions × 2 prior promotion
 /// states as sources, each with or without one of 8 kinds of captured piece, plus drops.
 const MAX_UNMOVES: usize = 2048;
-
-/// Hints the CPU to fetch `byte`'s cache line.
-#[inline]
-fn prefetch(byte: &AtomicU8) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is only a hint; it never faults and `byte` is a valid address.
-    #[allow(unused_unsafe)]
-    unsafe {
-        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>((byte as *const AtomicU8).cast());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = byte;
-}
-
-/// Asks Linux to back a large array with 2 MiB pages: the solver reads it at random, and
-/// with 4 KiB pages nearly every access would also miss the TLB. Only a hint.
-fn advise_huge_pages(bytes: &mut [u8]) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = (bytes.as_mut_ptr() as usize).next_multiple_of(HUGE);
-        let end = (bytes.as_mut_ptr() as usize + bytes.len()) / HUGE * HUGE;
-        if end > start {
-            // SAFETY: the range lies inside `bytes`, which we own; MADV_HUGEPAGE changes no
-            // contents, only how the kernel backs the pages.
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-        }
-    }
-}
 
 /// A solved table with the figures of the run that produced it.
 #[derive(Debug)]
@@ -109,8 +82,7 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
     progress.phase(&format!("{material}: moves"), slots);
     (0..chunks).into_par_iter().for_each(|c| {
         let mut chunk_edges = 0;
-        for slot in chunk_range(c) {
-            let position = index.position_at(slot);
+        for (slot, position) in chunk_range(c).zip(index.positions_at(chunk_range(c))) {
             let moves = position.legal_moves();
             chunk_edges += moves.len() as u64;
             let code = if moves.iter().any(|&mv| position.captures_royal(mv)) {
@@ -142,18 +114,16 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
         let position = index.position_at(slot);
         // Gather the predecessors' slots and prefetch their bytes first, so that the cache
         // misses of the updates below overlap instead of following one another.
-        let mut predecessors = [0u64; MAX_UNMOVES];
-        let mut len = 0;
+        let mut predecessors = ArrayVec::<u64, MAX_UNMOVES>::new();
         position.for_each_unmove(|predecessor, _| {
             let p = index.index_of(predecessor);
             prefetch(&values[p as usize]);
             if !n.is_multiple_of(2) {
                 prefetch(&counters[p as usize]);
             }
-            predecessors[len] = p;
-            len += 1;
+            predecessors.push(p);
         });
-        for &p in &predecessors[..len] {
+        for &p in &predecessors {
             if values[p as usize].load(Relaxed) != 0 {
                 continue;
             }
@@ -164,7 +134,7 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
                 set_decided(p, n + 1);
             }
         }
-        len as u64
+        predecessors.len() as u64
     };
 
     progress.phase(&format!("{material}: levels"), slots);
