@@ -54,7 +54,7 @@ enum Command {
         /// Directory for the tables.
         #[arg(long, default_value = "tables")]
         out: PathBuf,
-        /// Skip closed games whose table already exists and passes its header check.
+        /// Skip closed games whose table already exists and passes its checksum.
         #[arg(long)]
         missing: bool,
         /// Worker threads (default: all cores).

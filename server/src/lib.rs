@@ -26,7 +26,9 @@ use tower::ServiceBuilder;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tower_http::LatencyUnit;
+use tracing::Level;
 use utoipa_swagger_ui::SwaggerUi;
 
 pub use error::{ApiError, Problem};
@@ -91,10 +93,14 @@ pub fn app(state: Arc<AppState>, limits: &Limits) -> Router {
         .layer(cors)
         .layer(middleware::from_fn(metrics::track))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))
-        .layer(TraceLayer::new_for_http().make_span_with(|request: &Request| {
-            let id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
-            tracing::info_span!("request", method = %request.method(), uri = %request.uri(), id = %id)
-        }))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|request: &Request| {
+                    let id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
+                    tracing::info_span!("request", method = %request.method(), uri = %request.uri(), id = %id)
+                })
+                .on_response(DefaultOnResponse::new().level(Level::INFO).latency_unit(LatencyUnit::Micros)),
+        )
         .layer(SetRequestIdLayer::new(request_id, SequentialRequestId::default()))
 }
 
@@ -136,4 +142,19 @@ async fn not_found(request: Request) -> ApiError {
 
 async fn method_not_allowed(request: Request) -> ApiError {
     ApiError::MethodNotAllowed(format!("{} is not allowed on {}", request.method(), request.uri().path()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::StatusCode;
+
+    #[tokio::test]
+    async fn overload_and_timeout_become_problems() {
+        let overloaded = overload_error(Box::new(tower::load_shed::error::Overloaded::new())).await;
+        assert_eq!(overloaded.status(), StatusCode::TOO_MANY_REQUESTS);
+        let elapsed = overload_error(Box::new(tower::timeout::error::Elapsed::new())).await;
+        assert_eq!(elapsed.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(elapsed.problem().kind, "/problems/timeout");
+    }
 }

@@ -10,7 +10,7 @@ use clap::Parser;
 use shogi4_engine::Material;
 use shogi4_server::config::{Config, LogFormat};
 use shogi4_server::{app, openapi, AppState};
-use shogi4_tablebase::{open_table, solve, Progress, EXTENSION};
+use shogi4_tablebase::{open_table, solve, Progress, TableError, EXTENSION};
 
 fn main() -> ExitCode {
     let config = Config::parse();
@@ -74,7 +74,17 @@ fn run(config: Config) -> Result<(), String> {
 fn solve_missing(config: &Config) -> Result<(), String> {
     let missing: Vec<Material> = Material::all_up_to(config.solve_missing)
         .into_iter()
-        .filter(|m| open_table(&config.tables.join(format!("{m}.{EXTENSION}"))).is_err())
+        .filter(|m| {
+            let path = config.tables.join(format!("{m}.{EXTENSION}"));
+            match open_table(&path).and_then(|t| t.verify_checksum()) {
+                Ok(()) => false,
+                Err(TableError::Io(_, e)) if e.kind() == std::io::ErrorKind::NotFound => true,
+                Err(error) => {
+                    tracing::warn!(file = %path.display(), %error, "table fails validation; solving it again");
+                    true
+                }
+            }
+        })
         .collect();
     if missing.is_empty() {
         return Ok(());

@@ -224,3 +224,24 @@ fn checked_in_openapi_is_current() {
         "openapi/openapi.json is stale: run `UPDATE_OPENAPI=1 cargo test -p shogi4-server`"
     );
 }
+
+#[tokio::test]
+async fn a_damaged_table_is_skipped_and_the_rest_served() {
+    let dir = std::env::temp_dir().join(format!("shogi4-router-damaged-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for name in ["KK", "KKC"] {
+        std::fs::copy(tables_dir().join(format!("{name}.s4tb")), dir.join(format!("{name}.s4tb"))).unwrap();
+    }
+    let mut damaged = std::fs::read(dir.join("KKC.s4tb")).unwrap();
+    let last = damaged.len() - 1;
+    damaged[last] ^= 1;
+    std::fs::write(dir.join("KKC.s4tb"), damaged).unwrap();
+    std::fs::write(dir.join("KKF.s4tb"), b"not a table").unwrap();
+    let state = AppState::load(&dir, true, 10).unwrap();
+    let names: Vec<&str> = state.tables.iter().map(|t| t.material.as_str()).collect();
+    assert_eq!(names, ["KK"]);
+    let router = app(Arc::new(state), &Limits::default());
+    let (status, _, body) = send(router, Request::get("/probe?pos=k3/4/4/K3_b_C_1").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(body["loaded"], serde_json::json!(["KK"]));
+}

@@ -14,7 +14,7 @@
 //! | 72 | 4 | max distance to win |
 //! | 76 | 4 | value encoding, 1 (below) |
 //! | 80 | 8 | overflow entries |
-//! | 88 | 8 | checksum: XXH3-64 of everything from `values_offset` to the end |
+//! | 88 | 8 | checksum: XXH3-64 of the whole file with these 8 bytes read as zero |
 //! | 96 | 8 | histogram entries `h` (= max distance + 1) |
 //! | 104 | 8·h | positions with distance 0, 1, …, max (published convention; draws excluded) |
 //! | `values_offset` | slots | one byte per slot in dense-index order |
@@ -42,6 +42,8 @@ pub const VALUE_ENCODING: u32 = 1;
 /// File name extension.
 pub const EXTENSION: &str = "s4tb";
 const FIXED_HEADER: usize = 104;
+/// Where the checksum field lies.
+pub(crate) const CHECKSUM_FIELD: std::ops::Range<usize> = 88..96;
 const OVERFLOW_ENTRY: usize = 16;
 
 /// Win/loss/draw statistics of a solved closed game, in the published convention (both sides
@@ -202,7 +204,7 @@ pub struct Header {
     pub statistics: Statistics,
     /// Number of overflow entries.
     pub overflow_entries: u64,
-    /// XXH3-64 of the data (values and overflow table).
+    /// XXH3-64 of the whole file, this field read as zero.
     pub checksum: u64,
     /// Offset of the value array.
     pub values_offset: u64,
@@ -353,18 +355,20 @@ impl SolvedTable {
         let values_offset = (histogram_end as u64).next_multiple_of(64);
         let padding = vec![0u8; ((values_offset + slots).next_multiple_of(8) - (values_offset + slots)) as usize];
         let overflow = self.overflow_bytes();
-        let mut hasher = Xxh3::new();
-        hasher.update(&self.values);
-        hasher.update(&padding);
-        hasher.update(&overflow);
-        let header = Header {
+        let mut header = Header {
             material: self.material,
             slots,
             statistics: self.statistics.clone(),
             overflow_entries: self.overflow.len() as u64,
-            checksum: hasher.digest(),
+            checksum: 0,
             values_offset,
         };
+        let mut hasher = Xxh3::new();
+        hasher.update(&header.to_bytes());
+        hasher.update(&self.values);
+        hasher.update(&padding);
+        hasher.update(&overflow);
+        header.checksum = hasher.digest();
         (header.to_bytes(), padding, overflow)
     }
 

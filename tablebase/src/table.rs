@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 use shogi4_engine::{MaterialIndex, Position};
-use xxhash_rust::xxh3::xxh3_64;
+use xxhash_rust::xxh3::Xxh3;
 
-use crate::format::{decode, Header, TableError};
+use crate::format::{decode, Header, TableError, CHECKSUM_FIELD};
 use crate::value::{Value, OVERFLOW_CODE};
 
 /// A validated table over bytes `B` (a `Vec<u8>`, or an [`Mmap`] of the file).
@@ -82,10 +82,15 @@ impl<B: AsRef<[u8]>> Table<B> {
         self.value(self.index.index_of(position))
     }
 
-    /// Recomputes the checksum of the data and checks the overflow table against the bytes.
+    /// Recomputes the checksum of the whole file and checks the overflow table against the
+    /// value bytes.
     pub fn verify_checksum(&self) -> Result<(), TableError> {
-        let data = &self.bytes.as_ref()[self.header.values_offset as usize..];
-        let found = xxh3_64(data);
+        let bytes = self.bytes.as_ref();
+        let mut hasher = Xxh3::new();
+        hasher.update(&bytes[..CHECKSUM_FIELD.start]);
+        hasher.update(&[0u8; 8]);
+        hasher.update(&bytes[CHECKSUM_FIELD.end..]);
+        let found = hasher.digest();
         if found != self.header.checksum {
             return Err(TableError::Checksum { expected: self.header.checksum, found });
         }

@@ -40,7 +40,7 @@ pub fn run(selection: Selection, out: &Path, missing: bool, json: bool) -> Resul
     let mut solved = 0;
     for material in materials {
         let path = out.join(format!("{material}.{EXTENSION}"));
-        if missing && open_table(&path).is_ok() {
+        if missing && open_table(&path).and_then(|t| t.verify_checksum()).is_ok() {
             if !json {
                 eprintln!("{material}: present in {}", path.display());
             }

@@ -1,0 +1,130 @@
+//! The `.s4tb` format: round trips, atomic writes, exact distances past one byte, and a typed
+//! refusal for every kind of damaged file.
+
+use shogi4_engine::{Material, MaterialIndex};
+use shogi4_tablebase::{open_table, solve, Silent, SolvedTable, Statistics, Table, TableError, Value, OVERFLOW_CODE};
+
+fn kkc() -> SolvedTable {
+    solve("KKC".parse().unwrap(), &Silent).table
+}
+
+fn refused(bytes: Vec<u8>) -> TableError {
+    match Table::new(bytes) {
+        Ok(_) => panic!("a damaged table was accepted"),
+        Err(e) => e,
+    }
+}
+
+fn put_u32(bytes: &mut [u8], at: usize, value: u32) {
+    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+}
+
+fn put_u64(bytes: &mut [u8], at: usize, value: u64) {
+    bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+}
+
+#[test]
+fn written_tables_read_back() {
+    let solved = kkc();
+    let dir = tempfile::tempdir().unwrap();
+    let path = solved.write_to_dir(dir.path()).unwrap();
+    assert_eq!(path.file_name().unwrap(), "KKC.s4tb");
+    // Nothing but the table is left behind: the temporary file was renamed.
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["KKC.s4tb"]);
+    let table = open_table(&path).unwrap();
+    table.verify_checksum().unwrap();
+    assert_eq!(table.header().material, "KKC".parse::<Material>().unwrap());
+    assert_eq!(table.header().statistics, solved.statistics);
+    assert_eq!(table.header().values_offset % 64, 0);
+    for slot in 0..table.header().slots {
+        assert_eq!(table.value(slot), solved.value(slot));
+    }
+    // Writing again replaces the table in place.
+    solved.write_to_dir(dir.path()).unwrap();
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn distances_past_a_byte_are_exact() {
+    // A synthetic KK table whose first slots have long distances: the format must carry them.
+    let material: Material = "KK".parse().unwrap();
+    let slots = MaterialIndex::new(material).slots() as usize;
+    let mut values = vec![0u8; slots];
+    let overflow = vec![(3u64, 254u32), (7, 301), (100, 100_000)];
+    for &(slot, _) in &overflow {
+        values[slot as usize] = OVERFLOW_CODE;
+    }
+    values[5] = Value::Win(253).encode();
+    let statistics = Statistics::of_values(&values, &overflow);
+    let table = SolvedTable { material, values, overflow, statistics };
+    let read = Table::new(table.to_bytes()).unwrap();
+    read.verify_checksum().unwrap();
+    assert_eq!(read.value(3), Value::Loss(254));
+    assert_eq!(read.value(7), Value::Win(301));
+    assert_eq!(read.value(100), Value::Loss(100_000));
+    assert_eq!(read.value(5), Value::Win(253));
+    assert_eq!(read.value(6), Value::Draw);
+    assert_eq!(read.header().statistics.max_dtw, 100_000);
+    assert_eq!(read.header().statistics.histogram[301], 4);
+}
+
+#[test]
+fn damaged_files_are_refused_with_the_reason() {
+    let good = kkc().to_bytes();
+    let header = Table::new(good.clone()).unwrap().header().clone();
+
+    assert!(matches!(refused(good[..50].to_vec()), TableError::Truncated { .. }));
+    assert!(matches!(refused(good[..good.len() - 1].to_vec()), TableError::Truncated { .. }));
+    let mut longer = good.clone();
+    longer.push(0);
+    assert!(matches!(refused(longer), TableError::TrailingBytes { .. }));
+
+    let mut bad = good.clone();
+    bad[0] = b'X';
+    assert!(matches!(refused(bad), TableError::BadMagic));
+
+    let mut bad = good.clone();
+    put_u32(&mut bad, 8, 2);
+    assert!(matches!(refused(bad), TableError::UnsupportedVersion(2)));
+
+    let mut bad = good.clone();
+    put_u32(&mut bad, 76, 9);
+    assert!(matches!(refused(bad), TableError::UnsupportedEncoding(9)));
+
+    let mut bad = good.clone();
+    bad[18] = b'X';
+    assert!(matches!(refused(bad), TableError::BadMaterial(_)));
+
+    // A table that claims to be another closed game.
+    let mut bad = good.clone();
+    bad[16..32].copy_from_slice(b"KKF\0\0\0\0\0\0\0\0\0\0\0\0\0");
+    let relabelled = Table::new(bad).expect("same slot count: the header checks alone cannot tell KKC from KKF");
+    assert!(matches!(relabelled.verify_checksum(), Err(TableError::Checksum { .. })), "the checksum covers the header");
+    let mut bad = good.clone();
+    bad[16..32].copy_from_slice(b"KKCC\0\0\0\0\0\0\0\0\0\0\0\0");
+    assert!(matches!(refused(bad), TableError::SlotCount { .. }));
+
+    let mut bad = good.clone();
+    put_u64(&mut bad, 48, header.statistics.wins + 4);
+    assert!(matches!(refused(bad), TableError::InconsistentHeader(_)));
+
+    let mut bad = good.clone();
+    put_u32(&mut bad, 12, 65);
+    assert!(matches!(refused(bad), TableError::InconsistentHeader(_)));
+
+    // A flipped value byte passes the header checks but not the checksum.
+    let mut bad = good.clone();
+    bad[header.values_offset as usize + 10] ^= 2;
+    let table = Table::new(bad).unwrap();
+    assert!(matches!(table.verify_checksum(), Err(TableError::Checksum { .. })));
+
+    let message = refused(good[..50].to_vec()).to_string();
+    assert!(message.contains("truncated"), "{message}");
+}
+
+#[test]
+fn missing_files_name_the_path() {
+    let error = open_table(std::path::Path::new("/nonexistent/KKC.s4tb")).err().unwrap();
+    assert!(error.to_string().contains("/nonexistent/KKC.s4tb"), "{error}");
+}
