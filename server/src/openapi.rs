@@ -25,8 +25,13 @@ use crate::routes;
             **Positions** are SFEN (`trfk/3c/C3/KFRT b - 1`, side `b` = first player) or Fairy-Stockfish FEN \
             (`trfk/3c/C3/KFRT[] w 0 1`, side `w` = first player). `_` may replace spaces; in a query string send \
             `+` as `%2B`.\n\n\
-            **Errors** are `application/problem+json` (RFC 9457): 400 unparsable, 422 illegal, 404 no table, \
-            405, 413, 414, 429, 503.",
+            **Errors** are `application/problem+json` (RFC 9457) with a stable `type`: \
+            `/problems/unparsable-position` (400, with the character `offset`), `/problems/bad-request` (400: \
+            malformed query string or body), `/problems/illegal-position` (422), `/problems/no-table` (404, with \
+            `material` and the `loaded` ones), `/problems/not-found` (404, no such endpoint), \
+            `/problems/method-not-allowed` (405), `/problems/batch-too-large` and `/problems/body-too-large` (413), \
+            `/problems/uri-too-long` (414), `/problems/overloaded` (429), `/problems/timeout` (503), \
+            `/problems/internal` (500, never expected: it is logged).",
         license(name = "MIT OR Apache-2.0")
     ),
     paths(

@@ -1,7 +1,7 @@
 //! Shared state: the memory-mapped tables and what is derived from them once at start-up.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use axum::http::HeaderValue;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -40,10 +40,10 @@ impl AppState {
         for (path, error) in &rejected {
             tracing::error!(file = %path.display(), %error, "skipping table that failed validation");
         }
-        Ok(AppState::new(tablebase, rejected.into_iter().map(|(p, _)| p).collect(), max_batch))
+        Ok(AppState::new(tablebase, max_batch))
     }
 
-    fn new(tablebase: Tablebase, _rejected: Vec<PathBuf>, max_batch: usize) -> AppState {
+    fn new(tablebase: Tablebase, max_batch: usize) -> AppState {
         let mut tables = Vec::new();
         let metrics = crate::metrics::handle();
         let mut per_table = HashMap::new();
