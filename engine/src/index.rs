@@ -77,33 +77,14 @@ const COLEX_UNRANK: [[u8; 70]; 9] = {
 
 /// `PEXT8[mask][x]`: the bits of `x` at the set positions of `mask`, packed to the bottom
 /// (what BMI2's `pext` does, for 8 bits, portably).
-static PEXT8: [[u8; 256]; 256] = {
-    let mut t = [[0u8; 256]; 256];
-    let mut mask = 0;
-    while mask < 256 {
-        let mut x = 0;
-        while x < 256 {
-            let (mut out, mut k, mut bit) = (0u8, 0, 0);
-            while bit < 8 {
-                if mask & (1 << bit) != 0 {
-                    if x & (1 << bit) != 0 {
-                        out |= 1 << k;
-                    }
-                    k += 1;
-                }
-                bit += 1;
-            }
-            t[mask][x] = out;
-            x += 1;
-        }
-        mask += 1;
-    }
-    t
-};
+static PEXT8: [[u8; 256]; 256] = bit_gather_table(true);
 
 /// `PDEP8[mask][x]`: the low bits of `x` spread onto the set positions of `mask` (the inverse
 /// of [`PEXT8`]).
-static PDEP8: [[u8; 256]; 256] = {
+static PDEP8: [[u8; 256]; 256] = bit_gather_table(false);
+
+/// Pairs the `k`-th set bit of each mask with bit `k`: packing (`extract`) or spreading.
+const fn bit_gather_table(extract: bool) -> [[u8; 256]; 256] {
     let mut t = [[0u8; 256]; 256];
     let mut mask = 0;
     while mask < 256 {
@@ -112,8 +93,9 @@ static PDEP8: [[u8; 256]; 256] = {
             let (mut out, mut k, mut bit) = (0u8, 0, 0);
             while bit < 8 {
                 if mask & (1 << bit) != 0 {
-                    if x & (1 << k) != 0 {
-                        out |= 1 << bit;
+                    let (from, to) = if extract { (bit, k) } else { (k, bit) };
+                    if x & (1 << from) != 0 {
+                        out |= 1 << to;
                     }
                     k += 1;
                 }
@@ -125,7 +107,7 @@ static PDEP8: [[u8; 256]; 256] = {
         mask += 1;
     }
     t
-};
+}
 
 /// The far-rank squares of a board set as 8 bits: a1–d1 are bits 0–3, a4–d4 bits 4–7.
 #[inline]
