@@ -73,6 +73,14 @@ pub enum ApiError {
 }
 
 impl ApiError {
+    /// A tablebase failure: a missing table (404), or a damaged one (our fault, 500).
+    pub fn from_probe(error: ProbeError) -> ApiError {
+        match error {
+            ProbeError::NoTable { .. } => ApiError::NoTable(error),
+            ProbeError::Inconsistent { .. } => ApiError::Internal(error.to_string()),
+        }
+    }
+
     /// Reads a position, telling unparsable (400) from illegal (422).
     pub fn from_notation(error: NotationError) -> ApiError {
         match error {

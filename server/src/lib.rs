@@ -23,6 +23,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{BoxError, Router};
 use tower::ServiceBuilder;
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
@@ -81,6 +82,15 @@ pub fn app(state: Arc<AppState>, limits: &Limits) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
+        // A bug must still answer: a panic becomes a logged 500 problem, not a dropped connection.
+        .layer(CatchPanicLayer::custom(|cause: Box<dyn std::any::Any + Send>| {
+            let message = cause
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| cause.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".to_string());
+            ApiError::Internal(format!("handler panicked: {message}")).into_response()
+        }))
         .layer(
             ServiceBuilder::new()
                 .layer(HandleErrorLayer::new(overload_error))

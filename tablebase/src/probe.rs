@@ -26,6 +26,14 @@ pub enum ProbeError {
         /// The closed games that are loaded.
         loaded: Vec<Material>,
     },
+    /// The table contradicts itself along the line of best play (a damaged table that was
+    /// served without its checksum being verified).
+    Inconsistent {
+        /// The closed game.
+        material: Material,
+        /// Where the line broke off.
+        sfen: String,
+    },
 }
 
 impl fmt::Display for ProbeError {
@@ -38,6 +46,9 @@ impl fmt::Display for ProbeError {
                 }
                 let names: Vec<String> = loaded.iter().map(|m| m.to_string()).collect();
                 write!(f, "; loaded: {}", if names.is_empty() { "none".to_string() } else { names.join(", ") })
+            }
+            ProbeError::Inconsistent { material, sfen } => {
+                write!(f, "the {material} table is inconsistent at {sfen}: run `shogi4 audit` on it")
             }
         }
     }
@@ -160,14 +171,22 @@ impl<B: AsRef<[u8]>> Tablebase<B> {
         if value == Value::Draw {
             return Ok((value, line));
         }
-        loop {
+        // A consistent table lowers the distance by one each ply; anything else is a damaged
+        // table, reported rather than followed.
+        let corrupt = |at: &Position| ProbeError::Inconsistent { material: at.material(), sfen: at.to_sfen() };
+        let mut expected = value.dtw().expect("not a draw");
+        while expected > 0 {
             let probe = self.probe(&current)?;
-            let Some(best) = probe.moves.first() else { break };
-            let dtw_after = best.value.dtw().expect("decided positions have decided best moves") - 1;
-            line.push(MainlineStep { mv: best.mv, result: best.result, dtw_after });
+            let best = probe.moves.first().ok_or_else(|| corrupt(&current))?;
+            if best.value.dtw() != Some(expected) {
+                return Err(corrupt(&current));
+            }
+            expected -= 1;
+            line.push(MainlineStep { mv: best.mv, result: best.result, dtw_after: expected });
             match best.result {
                 Some(next) => current = next,
-                None => break,
+                None if expected == 0 => break,
+                None => return Err(corrupt(&current)),
             }
         }
         Ok((value, line))

@@ -128,3 +128,21 @@ fn missing_files_name_the_path() {
     let error = open_table(std::path::Path::new("/nonexistent/KKC.s4tb")).err().unwrap();
     assert!(error.to_string().contains("/nonexistent/KKC.s4tb"), "{error}");
 }
+
+#[test]
+fn a_damaged_table_breaks_the_mainline_with_an_error_not_a_panic() {
+    use shogi4_engine::Position;
+    use shogi4_tablebase::{ProbeError, Tablebase};
+    let solved = kkc();
+    let position = Position::from_sfen("k3/4/4/K3 b C 1").unwrap();
+    let clean = Tablebase::from_tables([Table::new(solved.to_bytes()).unwrap()]);
+    let (value, line) = clean.mainline(&position).unwrap();
+    assert_eq!(line.len() as u32, value.dtw().unwrap());
+    // Turn the best move's result into a draw: the root still claims a win in 9.
+    let best = clean.probe(&position).unwrap().moves[0].result.unwrap();
+    let index = MaterialIndex::new("KKC".parse().unwrap());
+    let mut damaged = solved.clone();
+    damaged.values[index.index_of(&best) as usize] = 0;
+    let damaged = Tablebase::from_tables([Table::new(damaged.to_bytes()).unwrap()]);
+    assert!(matches!(damaged.mainline(&position), Err(ProbeError::Inconsistent { .. })));
+}

@@ -47,7 +47,7 @@ fn count_probe(state: &AppState, position: &Position) {
 }
 
 fn probe_one(state: &AppState, position: &Position) -> Result<ProbeResponse, ApiError> {
-    let result = state.tablebase.probe(position).map_err(ApiError::NoTable)?;
+    let result = state.tablebase.probe(position).map_err(ApiError::from_probe)?;
     count_probe(state, position);
     Ok(probe_response(position, &result))
 }
@@ -105,7 +105,7 @@ pub async fn mainline(
 ) -> Result<Response, ApiError> {
     let position = position_from_query(query)?;
     cached(&state, &position, &headers, || {
-        let (value, line) = state.tablebase.mainline(&position).map_err(ApiError::NoTable)?;
+        let (value, line) = state.tablebase.mainline(&position).map_err(ApiError::from_probe)?;
         count_probe(&state, &position);
         Ok(mainline_response(&position, value, &line))
     })
