@@ -245,3 +245,27 @@ async fn a_damaged_table_is_skipped_and_the_rest_served() {
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["loaded"], serde_json::json!(["KK"]));
 }
+
+/// Percent-encodes every byte, so any byte string can be sent as `pos`.
+fn percent_encoded(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("%{b:02X}")).collect()
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2_000))]
+
+    /// No query string makes the server fail: every answer is a success or a 4xx problem.
+    #[test]
+    fn any_pos_gets_a_clean_answer(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..48)) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        for path in ["/probe", "/mainline"] {
+            let uri = format!("{path}?pos={}", percent_encoded(&bytes));
+            let (status, headers, body) = runtime.block_on(get(&uri));
+            proptest::prop_assert!(status.is_success() || status.is_client_error(), "{uri}: {status}");
+            if !status.is_success() {
+                proptest::prop_assert_eq!(&headers[header::CONTENT_TYPE], "application/problem+json");
+                proptest::prop_assert_eq!(body["status"].as_u64(), Some(u64::from(status.as_u16())));
+            }
+        }
+    }
+}
