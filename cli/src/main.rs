@@ -49,7 +49,7 @@ enum Command {
         #[arg(long, requires = "max_pieces")]
         all: bool,
         /// Largest number of non-royal pieces for --all.
-        #[arg(long)]
+        #[arg(long, requires = "all")]
         max_pieces: Option<u32>,
         /// Directory for the tables.
         #[arg(long, default_value = "tables")]

@@ -35,7 +35,9 @@ pub fn run(paths: &[PathBuf], json: bool) -> Result<(), CliError> {
 
 /// Audits one file, prints the verdict, and says whether it passed.
 fn audit_file(file: &Path, json: bool) -> bool {
-    let table = match open_table(file).and_then(|t| t.verify_checksum().map(|()| t)) {
+    // A table whose header is unreadable cannot be checked further; one whose checksum fails
+    // still gets the consistency check, to show which positions are wrong.
+    let table = match open_table(file) {
         Ok(table) => table,
         Err(e) => {
             if json {
@@ -46,8 +48,9 @@ fn audit_file(file: &Path, json: bool) -> bool {
             return false;
         }
     };
+    let checksum = table.verify_checksum().err().map(|e| e.to_string());
     let report = audit(&table, &Bar::new());
-    let ok = report.violations == 0;
+    let ok = report.violations == 0 && checksum.is_none();
     if json {
         let first: Vec<_> = report
             .first
@@ -60,6 +63,7 @@ fn audit_file(file: &Path, json: bool) -> bool {
                 "file": file.display().to_string(),
                 "material": table.header().material.to_string(),
                 "ok": ok,
+                "checksum_error": checksum,
                 "slots": report.slots,
                 "violations": report.violations,
                 "first_violations": first,
@@ -76,8 +80,12 @@ fn audit_file(file: &Path, json: bool) -> bool {
             report.seconds
         );
     } else {
+        if let Some(error) = &checksum {
+            println!("FAIL {}: {error}", file.display());
+        }
         println!(
-            "FAIL {}: {} of {} slots inconsistent",
+            "{} {}: {} of {} slots inconsistent",
+            if report.violations > 0 { "FAIL" } else { "    " },
             file.display(),
             grouped(report.violations),
             grouped(report.slots)

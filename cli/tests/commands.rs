@@ -1,0 +1,90 @@
+//! The `shogi4` binary as a user runs it: output formats, exit codes, and the solve → info →
+//! audit → probe round trip, including an audit that must fail.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn shogi4(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_shogi4")).args(args).output().expect("the binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn perft_prints_one_line_per_depth_and_json() {
+    let output = shogi4(&["perft", "4"]);
+    assert!(output.status.success());
+    assert_eq!(stdout(&output), "1 8\n2 64\n3 626\n4 6304\n");
+    let output = shogi4(&["perft", "--pos", "trfk/3c/C3/KFRT[]_w_0_1", "2", "--json"]);
+    assert_eq!(stdout(&output).trim(), r#"{"nodes":[8,64],"pos":"trfk/3c/C3/KFRT b - 1"}"#);
+}
+
+#[test]
+fn bad_input_exits_non_zero_with_a_message() {
+    for args in
+        [&["perft", "--pos", "trfk/3c/C3/KFRX b - 1", "2"][..], &["count", "KKX"], &["probe", "k3/4/4/K3 b Q 1"]]
+    {
+        let output = shogi4(args);
+        assert!(!output.status.success(), "{args:?}");
+        let message = String::from_utf8_lossy(&output.stderr);
+        assert!(message.starts_with("shogi4: "), "{args:?}: {message}");
+    }
+}
+
+#[test]
+fn count_reproduces_the_published_figures() {
+    let output = shogi4(&["count", "KKCCFFRRTT", "--json"]);
+    assert_eq!(
+        stdout(&output).trim(),
+        r#"{"material":"KKCCFFRRTT","positions":146855796943200,"slots":36713949235800}"#
+    );
+}
+
+#[test]
+fn solve_info_audit_probe_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let output = shogi4(&["solve", "KK", "KKC", "--out", out, "--json"]);
+    assert!(output.status.success());
+    let lines: Vec<serde_json::Value> = stdout(&output).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[1]["material"], "KKC");
+    assert_eq!(lines[1]["positions"], 24_480);
+    for key in ["wins", "losses", "draws", "max_dtw", "histogram", "seconds", "edges", "ns_per_edge", "peak_rss_bytes"]
+    {
+        assert!(!lines[1][key].is_null(), "{key}");
+    }
+
+    let table = dir.path().join("KKC.s4tb");
+    let info: serde_json::Value =
+        serde_json::from_str(&stdout(&shogi4(&["info", table.to_str().unwrap(), "--json"]))).unwrap();
+    assert_eq!(info["wins"], lines[1]["wins"]);
+    assert!(shogi4(&["audit", out]).status.success());
+
+    let probe = shogi4(&["probe", "k3/4/4/K3 b C 1", "--tables", out, "--json"]);
+    let probe: serde_json::Value = serde_json::from_str(&stdout(&probe)).unwrap();
+    assert_eq!(probe["category"], "win");
+    assert_eq!(probe["dtw"], 9);
+
+    // --missing leaves a valid table alone.
+    let again = shogi4(&["solve", "KKC", "--out", out, "--missing", "--json"]);
+    assert!(again.status.success());
+    assert_eq!(stdout(&again), "");
+
+    corrupt_and_audit(&table);
+}
+
+/// Damages one value: the audit must fail, naming an offending position as SFEN.
+fn corrupt_and_audit(table: &Path) {
+    let mut bytes = std::fs::read(table).unwrap();
+    let values_offset = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    bytes[values_offset + 100] ^= 2;
+    std::fs::write(table, bytes).unwrap();
+    let output = shogi4(&["audit", table.to_str().unwrap()]);
+    assert!(!output.status.success());
+    let text = stdout(&output);
+    assert!(text.contains("checksum mismatch"), "{text}");
+    assert!(text.contains("slot 100: "), "{text}");
+}
