@@ -132,6 +132,14 @@ pub struct MainlineMove {
 
 /// The line of best play from a position to the royal capture.
 #[derive(Clone, Debug, Serialize, ToSchema)]
+#[schema(example = json!({
+    "sfen": "k3/4/1K2/4 b C 1", "material": "KKC", "category": "win", "dtw": 3, "winner": "first",
+    "mainline": [
+        {"move": "C@b3", "sfen": "k3/1C2/1K2/4 w - 1", "dtw": 2},
+        {"move": "a4b4", "sfen": "1k2/1C2/1K2/4 b - 1", "dtw": 1},
+        {"move": "b2b4", "sfen": null, "dtw": 0}
+    ]
+}))]
 pub struct MainlineResponse {
     /// The position in canonical SFEN.
     pub sfen: String,
@@ -201,6 +209,8 @@ pub struct TableInfo {
 
 /// Answer of `GET /tables`.
 #[derive(Clone, Debug, Serialize, ToSchema)]
+#[schema(example = json!({"tables": [{"material": "KK", "positions": 480, "slots": 120, "wins": 168, "losses": 0,
+    "draws": 312, "max_dtw": 1, "file_size": 248, "checksum": "139f5c3e0007b72f"}]}))]
 pub struct TablesResponse {
     /// Every loaded table, smallest closed games first.
     pub tables: Vec<TableInfo>,

@@ -269,3 +269,19 @@ proptest::proptest! {
         }
     }
 }
+
+#[tokio::test]
+async fn spec_examples_are_real_answers() {
+    let spec: Json = serde_json::from_str(&openapi::spec_json()).unwrap();
+    let schemas = &spec["components"]["schemas"];
+    let example = &schemas["MainlineResponse"]["example"];
+    let uri = format!("/mainline?pos={}", example["sfen"].as_str().unwrap().replace(' ', "_"));
+    assert_eq!(&get(&uri).await.2, example);
+    let (_, _, tables) = get("/tables").await;
+    assert_eq!(tables["tables"][0], schemas["TablesResponse"]["example"]["tables"][0]);
+    let probe_example = &schemas["ProbeResponse"]["example"];
+    let uri = format!("/probe?pos={}", probe_example["sfen"].as_str().unwrap().replace(' ', "_"));
+    let (_, _, probe) = get(&uri).await;
+    assert_eq!(probe["moves"][0], probe_example["moves"][0]);
+    assert_eq!(probe["dtw"], probe_example["dtw"]);
+}
