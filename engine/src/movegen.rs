@@ -91,6 +91,31 @@ impl Position {
         }
         list
     }
+
+    /// Whether the side to move can capture the opponent's royal now (a win in 1). Looks out
+    /// from the royal instead of generating moves: an own piece next to it that moves toward
+    /// it steps onto it, and an own piece behind such a neighbour jumps over it onto it.
+    #[inline]
+    pub fn can_capture_royal(&self) -> bool {
+        let us = self.turn;
+        let target = self.royals[!us];
+        let own = self.occupied[us];
+        let moves_toward = |square: Square, direction: Direction| {
+            self.board[square.index()].is_some_and(|piece| piece.moves_toward(direction))
+        };
+        (own & target.neighbors()).any(|next| {
+            let direction = next.direction_to(target).expect("neighbours");
+            moves_toward(next, direction)
+                || next
+                    .step(direction.opposite())
+                    .is_some_and(|behind| own.contains(behind) && moves_toward(behind, direction))
+        })
+    }
+
+    /// Whether the side to move has no legal move (no board move, no drop): it has lost.
+    pub fn has_no_legal_move(&self) -> bool {
+        self.legal_moves().is_empty()
+    }
 }
 
 #[cfg(test)]

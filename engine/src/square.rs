@@ -84,6 +84,19 @@ impl Square {
         (target < 16).then_some(Square(target))
     }
 
+    /// The squares next to this one, in all eight directions.
+    #[inline]
+    pub fn neighbors(self) -> crate::Bitboard {
+        crate::Bitboard(NEIGHBORS[self.index()])
+    }
+
+    /// The direction from this square to `other`, if they are neighbours.
+    #[inline]
+    pub fn direction_to(self, other: Square) -> Option<Direction> {
+        let d = DIRECTION_TO[self.index()][other.index()];
+        (d < 8).then(|| Direction::ALL[usize::from(d)])
+    }
+
     /// Parses `a1` … `d4`.
     pub fn parse(text: &str) -> Option<Square> {
         let bytes = text.as_bytes();
@@ -162,6 +175,40 @@ const STEPS: [[u8; 8]; 16] = {
             let rank = (s >> 2) as i8 + DELTAS[d].1;
             if file >= 0 && file < 4 && rank >= 0 && rank < 4 {
                 table[s][d] = (rank * 4 + file) as u8;
+            }
+            d += 1;
+        }
+        s += 1;
+    }
+    table
+};
+
+/// `NEIGHBORS[square]`: the set of its neighbours.
+const NEIGHBORS: [u16; 16] = {
+    let mut table = [0u16; 16];
+    let mut s = 0;
+    while s < 16 {
+        let mut d = 0;
+        while d < 8 {
+            if STEPS[s][d] < 16 {
+                table[s] |= 1 << STEPS[s][d];
+            }
+            d += 1;
+        }
+        s += 1;
+    }
+    table
+};
+
+/// `DIRECTION_TO[from][to]`: the direction from a square to a neighbour, 8 if not neighbours.
+const DIRECTION_TO: [[u8; 16]; 16] = {
+    let mut table = [[8u8; 16]; 16];
+    let mut s = 0;
+    while s < 16 {
+        let mut d = 0;
+        while d < 8 {
+            if STEPS[s][d] < 16 {
+                table[s][STEPS[s][d] as usize] = d as u8;
             }
             d += 1;
         }

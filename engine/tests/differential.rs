@@ -104,3 +104,12 @@ fn perft_data_file_agrees_with_the_reference() {
         }
     }
 }
+
+#[test]
+fn royal_capture_test_agrees_with_move_generation() {
+    for position in sample_positions(SAMPLES, 5) {
+        let by_moves = position.legal_moves().iter().any(|&mv| position.captures_royal(mv));
+        assert_eq!(position.can_capture_royal(), by_moves, "{position}");
+        assert_eq!(position.has_no_legal_move(), position.legal_moves().is_empty());
+    }
+}

@@ -1,7 +1,8 @@
 //! The audit: an independent check that a table is the solution of its closed game.
 //!
-//! Every slot's value is recomputed from the stored values of its children, one ply deep,
-//! and must equal the stored value: a win in `n` has a move to a loss in `n − 1` and none to
+//! Every slot's value is recomputed from the stored values of its children, one ply deep
+//! (children that can capture the royal are wins in 1 by the rules), and must equal the
+//! stored value: a win in `n` has a move to a loss in `n − 1` and none to
 //! a shorter loss (a win in 1 is exactly a royal capture); a loss in `n` has only moves to
 //! wins, the longest a win in `n − 1` (a loss in 0 has no legal move); a draw has no royal
 //! capture and no move to a loss, and a move to a draw. Together with the checksum this
@@ -51,23 +52,33 @@ pub struct AuditReport {
     pub seconds: f64,
 }
 
-/// The value a position must have, given the stored values of its children.
+/// The value a position must have, given the stored values of its children, and how many
+/// moves that took.
+///
+/// A child whose side to move can capture the royal is a win in 1 by the rules, so its value
+/// is taken from the rules rather than read: the child's own stored value is checked when its
+/// slot is audited, so every stored value is still checked exactly once against the rules and
+/// its children.
 pub fn implied_value<B: AsRef<[u8]>>(table: &Table<B>, position: &Position) -> (Value, u64) {
-    let moves = position.legal_moves();
-    if moves.iter().any(|&mv| position.captures_royal(mv)) {
-        return (Value::Win(1), moves.len() as u64);
+    if position.can_capture_royal() {
+        return (Value::Win(1), 0);
     }
-    // All children's slots first, their bytes prefetched, so the table reads overlap.
+    let moves = position.legal_moves();
+    // The other children's slots first, their bytes prefetched, so the table reads overlap.
     let index = table.index();
-    let children: ArrayVec<u64, MAX_MOVES> = moves
-        .iter()
-        .map(|&mv| {
-            let slot = index.index_of(&position.play_unchecked(mv));
+    let mut children = ArrayVec::<u64, MAX_MOVES>::new();
+    let mut best = None;
+    for &mv in moves.iter() {
+        let child = position.play_unchecked(mv);
+        if child.can_capture_royal() {
+            best = best.max(Some(Value::Win(1).for_mover()));
+        } else {
+            let slot = index.index_of(&child);
             prefetch(&table.values()[slot as usize]);
-            slot
-        })
-        .collect();
-    let best = children.iter().map(|&slot| table.value(slot).for_mover()).max();
+            children.push(slot);
+        }
+    }
+    let best = children.iter().map(|&slot| table.value(slot).for_mover()).max().max(best);
     (best.unwrap_or(Value::Loss(0)), moves.len() as u64)
 }
 

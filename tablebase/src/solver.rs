@@ -3,8 +3,11 @@
 //! Memory: two bytes per slot (the value byte that becomes the table, and a counter of
 //! undecided moves), plus the overflow list for distances above 253.
 //!
-//! 1. **Init**: every slot generates its moves. A royal capture makes it a win in 1; no legal
-//!    move a loss in 0; otherwise its counter holds the number of moves.
+//! 1. **Init**: a slot whose side to move can capture the royal is a win in 1. Otherwise it
+//!    generates its moves: none makes it a loss in 0; each move into a win in 1 for the
+//!    opponent (checked forward, cheaply) is settled at once, and the counter holds the rest;
+//!    if none is left it is a loss in 2. Level 1 then has nothing to do, which saves walking the
+//!    predecessors of most slots (56% of `KKCFRT` are wins in 1).
 //! 2. **Levels**: for `n = 0, 1, 2, …` the slots decided at distance `n` are walked, and each
 //!    predecessor (un-move, then the index folds it) is updated. If the slot is a loss in `n`,
 //!    an undecided predecessor becomes a win in `n + 1` (the first level that reaches it is the
@@ -80,22 +83,32 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
     let chunk_range = |c: u64| c * CHUNK..((c + 1) * CHUNK).min(slots);
 
     progress.phase(&format!("{material}: moves"), slots);
+    let wins_in_one = AtomicU64::new(0);
     (0..chunks).into_par_iter().for_each(|c| {
-        let mut chunk_edges = 0;
+        let (mut chunk_edges, mut chunk_wins) = (0, 0);
         for (slot, position) in chunk_range(c).zip(index.positions_at(chunk_range(c))) {
-            let moves = position.legal_moves();
-            chunk_edges += moves.len() as u64;
-            let code = if moves.iter().any(|&mv| position.captures_royal(mv)) {
+            let code = if position.can_capture_royal() {
+                chunk_wins += 1;
                 Value::Win(1).encode()
-            } else if moves.is_empty() {
-                Value::Loss(0).encode()
             } else {
-                counters[slot as usize].store(moves.len() as u8, Relaxed);
-                0
+                let moves = position.legal_moves();
+                chunk_edges += moves.len() as u64;
+                // Moves into a win in 1 for the opponent are settled here, forward and cheaply,
+                // so level 1 (most of all slots) never has to walk its predecessors.
+                let open = moves.iter().filter(|&&mv| !position.play_unchecked(mv).can_capture_royal()).count();
+                match (moves.len(), open) {
+                    (0, _) => Value::Loss(0).encode(),
+                    (_, 0) => Value::Loss(2).encode(),
+                    (_, open) => {
+                        counters[slot as usize].store(open as u8, Relaxed);
+                        0
+                    }
+                }
             };
             values[slot as usize].store(code, Relaxed);
         }
         edges.fetch_add(chunk_edges, Relaxed);
+        wins_in_one.fetch_add(chunk_wins, Relaxed);
         progress.advance(chunk_range(c).end - chunk_range(c).start);
     });
     progress.finish_phase();
@@ -141,7 +154,10 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
     let mut n = 0u32;
     loop {
         let decided = AtomicU64::new(0);
-        if n <= MAX_INLINE_DTW {
+        if n == 1 {
+            // Wins in 1 only decrement counters, and init already did that.
+            decided.store(wins_in_one.load(Relaxed), Relaxed);
+        } else if n <= MAX_INLINE_DTW {
             let code = (n + 1) as u8;
             (0..chunks).into_par_iter().for_each(|c| {
                 let (mut found, mut chunk_edges) = (0, 0);
