@@ -109,6 +109,21 @@ const fn bit_gather_table(extract: bool) -> [[u8; 256]; 256] {
     t
 }
 
+/// Removes the bit positions in `gaps` from `bits` (which has none of them set), shifting the
+/// higher bits down: `PEXT8[!gaps][bits]` for the one or two gaps the royals leave, by
+/// arithmetic instead of a 64 KiB table lookup.
+#[inline]
+fn close_gaps(mut bits: u8, mut gaps: u8) -> u8 {
+    // Highest gap first, so the lower gap's position is still valid after the shift.
+    while gaps != 0 {
+        let gap = 7 - gaps.leading_zeros();
+        let low = (1u16 << gap) as u8 - 1;
+        bits = (bits & low) | ((bits >> 1) & !low);
+        gaps &= !(1 << gap);
+    }
+    bits
+}
+
 /// The far-rank squares of a board set as 8 bits: a1–d1 are bits 0–3, a4–d4 bits 4–7.
 #[inline]
 fn far_bits(set: u16) -> usize {
@@ -391,9 +406,10 @@ impl MaterialIndex {
         for kind in 0..4 {
             split = split * self.state_radix[kind] + kind_state_index(counts[kind], on_board[kind], mover_hand[kind]);
         }
-        let free = !(Bitboard::from_square(a) | Bitboard::from_square(b)).0;
-        let far_subset = PEXT8[far_bits(free)][far_bits(occupied)];
-        let middle_subset = PEXT8[middle_bits(free)][middle_bits(occupied)];
+        // The subsets among the free squares: close the (at most two) gaps the royals leave.
+        let royals = (Bitboard::from_square(a) | Bitboard::from_square(b)).0;
+        let far_subset = close_gaps(far_bits(occupied) as u8, far_bits(royals) as u8);
+        let middle_subset = close_gaps(middle_bits(occupied) as u8, middle_bits(royals) as u8);
 
         // Far pieces then middle pieces, each by square: the places of each kind, state digits.
         let mut places = [0u8; 4];
@@ -415,7 +431,7 @@ impl MaterialIndex {
             middle_digits = middle_digits * 4 + u64::from(code & 3);
         }
         let middle = len - far;
-        let free_middle_count = middle_bits(free).count_ones() as usize;
+        let free_middle_count = 8 - middle_bits(royals).count_ones() as usize;
         let split_info = &self.splits[split as usize];
         let arrangement = rank_arrangement(&places, len, &split_info.on_board);
 
@@ -442,12 +458,20 @@ impl MaterialIndex {
     /// If the range reaches past `self.slots()`.
     pub fn positions_at(&self, slots: std::ops::Range<u64>) -> impl Iterator<Item = Position> + '_ {
         let mut located: Option<Located> = None;
+        let mut previous: Option<Position> = None;
         slots.map(move |slot| {
+            // Most steps only change the state of the last piece: no need to decode again.
+            if let Some(next) = previous.as_ref().and_then(next_state_of_last_piece) {
+                previous = Some(next);
+                return next;
+            }
             let here = match located {
                 Some(l) if l.start <= slot && slot < l.end => l,
                 _ => *located.insert(self.locate(slot)),
             };
-            self.decode(slot, &here)
+            let position = self.decode(slot, &here);
+            previous = Some(position);
+            position
         })
     }
 
@@ -520,6 +544,45 @@ impl MaterialIndex {
         let hands = ByColor { first: Hand(split.in_mover_hand), second: Hand(other_hand) };
         Position { board, occupied, royals: ByColor { first: a, second: b }, hands, turn: Color::First }
     }
+}
+
+/// The canonical position of the next slot when only the lowest digit changes: the state of
+/// the board piece on the highest middle square (or, with none in the middle, the highest
+/// far-rank square) goes up by one. `None` when that digit would carry, or with no piece on the
+/// board: then the next slot must be decoded.
+fn next_state_of_last_piece(position: &Position) -> Option<Position> {
+    let royals = Bitboard::from_square(position.royals.first) | Bitboard::from_square(position.royals.second);
+    let pieces = position.occupied() ^ royals;
+    let middle = (pieces & Bitboard::MIDDLE_RANKS).0;
+    let far = (pieces & Bitboard::FAR_RANKS).0;
+    let (square, on_far_rank) = match (middle, far) {
+        (0, 0) => return None,
+        (0, far) => (Square::from_index(15 - far.leading_zeros() as u8), true),
+        (middle, _) => (Square::from_index(15 - middle.leading_zeros() as u8), false),
+    };
+    let piece = position.board[square.index()]?;
+    // Canonical positions have the first player to move.
+    let state = piece_state(piece.color == Color::First, piece.promoted);
+    let next_state = if on_far_rank {
+        let forbidden = forbidden_state(square);
+        let code = state - u8::from(state > forbidden) + 1;
+        if code == 3 {
+            return None;
+        }
+        code + u8::from(code >= forbidden)
+    } else if state == 3 {
+        return None;
+    } else {
+        state + 1
+    };
+    let mut next = *position;
+    let moved = piece_from(piece.kind.hand_index()? as u8, next_state);
+    next.board[square.index()] = Some(moved);
+    if moved.color != piece.color {
+        next.occupied[piece.color] ^= Bitboard::from_square(square);
+        next.occupied[moved.color] |= Bitboard::from_square(square);
+    }
+    Some(next)
 }
 
 /// The royal squares of pair number `pair` (0..120): the mover's on file a/b, then the other.
@@ -607,6 +670,15 @@ mod tests {
         for material in Material::all_up_to(8) {
             let index = MaterialIndex::new(material);
             assert_eq!(index.positions(), 4 * index.slots(), "{material}");
+        }
+    }
+
+    #[test]
+    fn closing_gaps_is_pext_of_the_complement() {
+        for gaps in (0..=255u8).filter(|g| g.count_ones() <= 2) {
+            for bits in (0..=255u8).filter(|b| b & gaps == 0) {
+                assert_eq!(close_gaps(bits, gaps), PEXT8[usize::from(!gaps)][usize::from(bits)]);
+            }
         }
     }
 

@@ -97,11 +97,32 @@ impl Position {
     /// it steps onto it, and an own piece behind such a neighbour jumps over it onto it.
     #[inline]
     pub fn can_capture_royal(&self) -> bool {
+        self.attacks(self.turn, self.occupied[self.turn], self.royals[!self.turn])
+    }
+
+    /// Whether, after the legal move `mv` (not a royal capture), the opponent can capture the
+    /// mover's royal: `play_unchecked(mv).can_capture_royal()` without building the position.
+    /// The opponent's pieces stay where they are, except one captured by `mv`.
+    #[inline]
+    pub fn exposes_royal(&self, mv: Move) -> bool {
         let us = self.turn;
-        let target = self.royals[!us];
-        let own = self.occupied[us];
+        let them = !us;
+        let (royal, attackers) = match mv {
+            Move::Board { from, to, .. } => {
+                let royal = if from == self.royals[us] { to } else { self.royals[us] };
+                (royal, self.occupied[them] & !Bitboard::from_square(to))
+            }
+            Move::Drop { .. } => (self.royals[us], self.occupied[them]),
+        };
+        self.attacks(them, attackers, royal)
+    }
+
+    /// Whether a piece of `attacker` standing on `own` (its pieces as found on the board) can
+    /// move onto `target`.
+    #[inline]
+    fn attacks(&self, attacker: crate::Color, own: Bitboard, target: Square) -> bool {
         let moves_toward = |square: Square, direction: Direction| {
-            self.board[square.index()].is_some_and(|piece| piece.moves_toward(direction))
+            self.board[square.index()].is_some_and(|piece| piece.color == attacker && piece.moves_toward(direction))
         };
         (own & target.neighbors()).any(|next| {
             let direction = next.direction_to(target).expect("neighbours");

@@ -47,12 +47,10 @@ impl Kind {
     /// Position in [`Kind::HAND_KINDS`] (C = 0 … T = 3); `None` for the royal.
     #[inline]
     pub const fn hand_index(self) -> Option<usize> {
+        // The discriminants follow HAND_KINDS after the royal: arithmetic, not a jump table.
         match self {
             Kind::Royal => None,
-            Kind::Carp => Some(0),
-            Kind::Fox => Some(1),
-            Kind::RaccoonDog => Some(2),
-            Kind::Tapir => Some(3),
+            kind => Some(kind as usize - 1),
         }
     }
 }

@@ -111,5 +111,11 @@ fn royal_capture_test_agrees_with_move_generation() {
         let by_moves = position.legal_moves().iter().any(|&mv| position.captures_royal(mv));
         assert_eq!(position.can_capture_royal(), by_moves, "{position}");
         assert_eq!(position.has_no_legal_move(), position.legal_moves().is_empty());
+        for mv in position.legal_moves() {
+            if !position.captures_royal(mv) {
+                let child = position.play_unchecked(mv);
+                assert_eq!(position.exposes_royal(mv), child.can_capture_royal(), "{position} {mv}");
+            }
+        }
     }
 }

@@ -127,3 +127,21 @@ fn counts_match_rules_md() {
         assert_eq!(index.slots() * 4, positions, "{name}");
     }
 }
+
+#[test]
+fn ranges_decode_like_single_slots() {
+    let mut rng = Rng::new(11);
+    for material in Material::all_up_to(8) {
+        let index = MaterialIndex::new(material);
+        let ranges: Vec<std::ops::Range<u64>> = if index.slots() <= 400_000 {
+            vec![0..index.slots()]
+        } else {
+            (0..20).map(|_| rng.below(index.slots() - 1_000)).map(|start| start..start + 1_000).collect()
+        };
+        for range in ranges {
+            for (slot, position) in range.clone().zip(index.positions_at(range.clone())) {
+                assert_eq!(position, index.position_at(slot), "{material} slot {slot}");
+            }
+        }
+    }
+}

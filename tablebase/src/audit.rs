@@ -69,11 +69,10 @@ pub fn implied_value<B: AsRef<[u8]>>(table: &Table<B>, position: &Position) -> (
     let mut children = ArrayVec::<u64, MAX_MOVES>::new();
     let mut best = None;
     for &mv in moves.iter() {
-        let child = position.play_unchecked(mv);
-        if child.can_capture_royal() {
+        if position.exposes_royal(mv) {
             best = best.max(Some(Value::Win(1).for_mover()));
         } else {
-            let slot = index.index_of(&child);
+            let slot = index.index_of(&position.play_unchecked(mv));
             prefetch(&table.values()[slot as usize]);
             children.push(slot);
         }

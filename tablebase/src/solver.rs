@@ -95,7 +95,7 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
                 chunk_edges += moves.len() as u64;
                 // Moves into a win in 1 for the opponent are settled here, forward and cheaply,
                 // so level 1 (most of all slots) never has to walk its predecessors.
-                let open = moves.iter().filter(|&&mv| !position.play_unchecked(mv).can_capture_royal()).count();
+                let open = moves.iter().filter(|&&mv| !position.exposes_royal(mv)).count();
                 match (moves.len(), open) {
                     (0, _) => Value::Loss(0).encode(),
                     (_, 0) => Value::Loss(2).encode(),
