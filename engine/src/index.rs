@@ -388,14 +388,16 @@ impl MaterialIndex {
         // The non-royal pieces on the canonical board: (kind index, state) by square.
         let mut canonical = [0u8; 16];
         let mut occupied = 0u16;
-        let mut on_board = [0u8; 4];
+        // Pieces on the board per kind, one byte each, kept in a register: an array counter in
+        // memory made every piece wait for the previous increment.
+        let mut on_board = 0u32;
         let pieces = position.occupied()
             ^ Bitboard::from_square(position.royals.first)
             ^ Bitboard::from_square(position.royals.second);
         for square in pieces {
             let piece = position.board[square.index()].expect("occupied");
             let kind = piece.kind.hand_index().expect("not a royal");
-            on_board[kind] += 1;
+            on_board += 1 << (8 * kind);
             let target = canon(square).index();
             canonical[target] = (kind as u8) << 2 | piece_state(piece.color == mover, piece.promoted);
             occupied |= 1 << target;
@@ -404,7 +406,8 @@ impl MaterialIndex {
         let mover_hand = position.hands[mover].0;
         let mut split = 0u32;
         for kind in 0..4 {
-            split = split * self.state_radix[kind] + kind_state_index(counts[kind], on_board[kind], mover_hand[kind]);
+            let here = (on_board >> (8 * kind)) as u8;
+            split = split * self.state_radix[kind] + kind_state_index(counts[kind], here, mover_hand[kind]);
         }
         // The subsets among the free squares: close the (at most two) gaps the royals leave.
         let royals = (Bitboard::from_square(a) | Bitboard::from_square(b)).0;
