@@ -115,13 +115,14 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
 
     // Distances above MAX_INLINE_DTW: the byte says OVERFLOW_CODE, the list has the distance.
     let overflow = Mutex::new(Vec::<(u64, u32)>::new());
-    let set_decided = |slot: u64, dtw: u32| -> bool {
+    // Sets an undecided slot; several threads may reach the same slot in one level, and all
+    // of them would write the same value, so the first one wins and the others do nothing.
+    let set_decided = |slot: u64, dtw: u32| {
         let code = Value::from_dtw(dtw).encode();
-        let won = values[slot as usize].compare_exchange(0, code, Relaxed, Relaxed).is_ok();
-        if won && code == OVERFLOW_CODE {
+        let first = values[slot as usize].compare_exchange(0, code, Relaxed, Relaxed).is_ok();
+        if first && code == OVERFLOW_CODE {
             overflow.lock().expect("no panics while held").push((slot, dtw));
         }
-        won
     };
     let retro = |slot: u64, n: u32| -> u64 {
         let position = index.position_at(slot);
