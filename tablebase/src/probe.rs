@@ -133,20 +133,23 @@ impl<B: AsRef<[u8]>> Tablebase<B> {
         self.tables.get(&material)
     }
 
+    /// The table of the position's closed game.
+    fn table_of(&self, position: &Position) -> Result<&Table<B>, ProbeError> {
+        let material = position.material();
+        self.tables
+            .get(&material)
+            .ok_or_else(|| ProbeError::NoTable { material, loaded: self.tables.keys().copied().collect() })
+    }
+
     /// The value of a position.
     pub fn value(&self, position: &Position) -> Result<Value, ProbeError> {
-        let material = position.material();
-        let table = self
-            .tables
-            .get(&material)
-            .ok_or_else(|| ProbeError::NoTable { material, loaded: self.tables.keys().copied().collect() })?;
-        Ok(table.probe(position))
+        Ok(self.table_of(position)?.probe(position))
     }
 
     /// The value of a position and of each of its moves, best first.
     pub fn probe(&self, position: &Position) -> Result<ProbeResult, ProbeError> {
-        let value = self.value(position)?;
-        let table = self.tables.get(&position.material()).expect("checked by value()");
+        let table = self.table_of(position)?;
+        let value = table.probe(position);
         let mut moves: Vec<MoveValue> = position
             .legal_moves()
             .iter()
