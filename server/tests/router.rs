@@ -89,8 +89,9 @@ async fn etag_gives_not_modified() {
     let etag = headers[header::ETAG].clone();
     let request =
         Request::get("/probe?pos=k3/4/4/K3_b_C_1").header(header::IF_NONE_MATCH, etag).body(Body::empty()).unwrap();
-    let (status, _, body) = send(router(), request).await;
+    let (status, headers, body) = send(router(), request).await;
     assert_eq!(status, StatusCode::NOT_MODIFIED);
+    assert!(headers.contains_key(header::CACHE_CONTROL));
     assert_eq!(body, Json::Null);
 }
 

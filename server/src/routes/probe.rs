@@ -29,7 +29,9 @@ fn cached<T: serde::Serialize>(
     let etag = state.per_table.get(&position.material()).map(|t| t.etag.clone());
     if let Some(etag) = &etag {
         if etag_matches(headers, etag) {
-            return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag.clone())]).into_response());
+            let headers =
+                [(header::ETAG, etag.clone()), (header::CACHE_CONTROL, HeaderValue::from_static(CACHE_CONTROL))];
+            return Ok((StatusCode::NOT_MODIFIED, headers).into_response());
         }
     }
     let mut response = Json(body()?).into_response();
