@@ -22,7 +22,7 @@
 //! The size of a block depends on the royal pair only through how many royals stand on far
 //! ranks (its *class*), which keeps the offset tables small even for the full game.
 
-use crate::{Bitboard, ByColor, Color, Hand, Kind, Material, Piece, Position, Square};
+use crate::{Bitboard, ByColor, Color, Hand, Kind, Material, Move, Piece, Position, Square};
 
 const fn binomial_table() -> [[u64; 17]; 17] {
     let mut t = [[0u64; 17]; 17];
@@ -174,6 +174,112 @@ struct Block {
     start: u64,
     split: u32,
     far: u8,
+}
+
+/// A position as the index sees it: turned and mirrored into the canonical orientation of
+/// `mover` (the side to move of the position being indexed).
+#[derive(Clone, Copy, Debug)]
+struct View {
+    /// The square map into the canonical orientation: `s ^ xor`.
+    xor: u8,
+    /// The mover's royal, canonical (file a or b).
+    a: Square,
+    /// The other royal, canonical.
+    b: Square,
+    /// Per canonical square: the non-royal piece's kind index << 2 | its state.
+    canonical: [u8; 16],
+    /// Canonical squares holding non-royal pieces.
+    occupied: u16,
+    /// Pieces on the board per kind, one byte each (a register, not an array: an array counter
+    /// in memory made every piece wait for the previous increment).
+    on_board: u32,
+    /// The mover's hand.
+    mover_hand: [u8; 4],
+}
+
+impl View {
+    fn new(position: &Position, mover: Color) -> View {
+        // Turn the board if the second player moves, then mirror if the mover's royal is on
+        // file c or d.
+        let mut xor = if mover == Color::Second { 15u8 } else { 0 };
+        if (position.royals[mover].index() as u8 ^ xor) & 3 >= 2 {
+            xor ^= 3;
+        }
+        let canon = |s: Square| Square::from_index(s.index() as u8 ^ xor);
+        let mut view = View {
+            xor,
+            a: canon(position.royals[mover]),
+            b: canon(position.royals[!mover]),
+            canonical: [0u8; 16],
+            occupied: 0,
+            on_board: 0,
+            mover_hand: position.hands[mover].0,
+        };
+        let pieces = position.occupied()
+            ^ Bitboard::from_square(position.royals.first)
+            ^ Bitboard::from_square(position.royals.second);
+        for square in pieces {
+            let piece = position.board[square.index()].expect("occupied");
+            view.put(canon(square), piece.kind, piece_state(piece.color == mover, piece.promoted));
+        }
+        view
+    }
+
+    #[inline]
+    fn canon(&self, square: Square) -> Square {
+        Square::from_index(square.index() as u8 ^ self.xor)
+    }
+
+    /// Puts a non-royal piece on an empty canonical square.
+    #[inline]
+    fn put(&mut self, square: Square, kind: Kind, state: u8) {
+        let kind = kind.hand_index().expect("not a royal");
+        self.on_board += 1 << (8 * kind);
+        self.canonical[square.index()] = (kind as u8) << 2 | state;
+        self.occupied |= 1 << square.index();
+    }
+
+    /// Takes the non-royal piece off a canonical square.
+    #[inline]
+    fn take(&mut self, square: Square) {
+        let kind = self.canonical[square.index()] >> 2;
+        self.on_board -= 1 << (8 * kind);
+        self.occupied &= !(1 << square.index());
+    }
+}
+
+/// The children of one position, indexed move by move: see [`MaterialIndex::children_of`].
+pub struct Children<'a> {
+    index: &'a MaterialIndex,
+    parent: &'a Position,
+    /// The parent in the children's orientation (their side to move is the parent's opponent).
+    view: View,
+}
+
+impl Children<'_> {
+    /// The slot of the position after `mv`, a legal move of the parent that does not capture
+    /// the royal: `index_of(&parent.play_unchecked(mv))`, without building that position.
+    pub fn index_after(&self, mv: Move) -> u64 {
+        let mut view = self.view;
+        match mv {
+            Move::Board { from, to, promotes } => {
+                let piece = self.parent.board[from.index()].expect("a board move starts on a piece");
+                let target = view.canon(to);
+                if self.parent.board[to.index()].is_some() {
+                    view.take(target);
+                }
+                if piece.kind == Kind::Royal {
+                    view.b = target;
+                } else {
+                    view.take(view.canon(from));
+                    view.put(target, piece.kind, piece_state(false, piece.promoted || promotes));
+                }
+            }
+            Move::Drop { kind, to } => view.put(view.canon(to), kind, piece_state(false, false)),
+        }
+        // The children's mover hand is the parent's opponent's, which the move leaves alone.
+        self.index.index_of_view(&view)
+    }
 }
 
 /// Where a slot lies: its royal pair and block, and the block's absolute slot range.
@@ -369,41 +475,24 @@ impl MaterialIndex {
     /// builds). Any of the four symmetric images of a position gives the same slot.
     pub fn index_of(&self, position: &Position) -> u64 {
         debug_assert_eq!(position.material(), self.material, "position of another closed game");
-        let mover = position.turn;
-        // Square map to the canonical orientation: turn the board if the second player moves,
-        // then mirror if the mover's royal is on file c or d.
-        let mut xor = if mover == Color::Second { 15u8 } else { 0 };
-        let mover_royal = position.royals[mover].index() as u8 ^ xor;
-        if mover_royal & 3 >= 2 {
-            xor ^= 3;
-        }
-        let canon = |s: Square| Square::from_index(s.index() as u8 ^ xor);
-        let a = canon(position.royals[mover]);
-        let b = canon(position.royals[!mover]);
+        self.index_of_view(&View::new(position, position.turn))
+    }
+
+    /// Indexes the children of `parent` (the positions after each of its moves) by applying
+    /// each move to one shared view of the parent, without building the children.
+    pub fn children_of<'a>(&'a self, parent: &'a Position) -> Children<'a> {
+        debug_assert_eq!(parent.material(), self.material, "position of another closed game");
+        Children { index: self, parent, view: View::new(parent, !parent.turn) }
+    }
+
+    /// The slot of a position seen in its canonical orientation.
+    fn index_of_view(&self, view: &View) -> u64 {
+        let View { a, b, canonical, occupied, on_board, mover_hand, .. } = *view;
         let class = class_of(a, b);
         let a_number = usize::from(a.rank() * 2 + a.file());
         let b_number = b.index() - usize::from(b > a);
         let pair = a_number * 15 + b_number;
-
-        // The non-royal pieces on the canonical board: (kind index, state) by square.
-        let mut canonical = [0u8; 16];
-        let mut occupied = 0u16;
-        // Pieces on the board per kind, one byte each, kept in a register: an array counter in
-        // memory made every piece wait for the previous increment.
-        let mut on_board = 0u32;
-        let pieces = position.occupied()
-            ^ Bitboard::from_square(position.royals.first)
-            ^ Bitboard::from_square(position.royals.second);
-        for square in pieces {
-            let piece = position.board[square.index()].expect("occupied");
-            let kind = piece.kind.hand_index().expect("not a royal");
-            on_board += 1 << (8 * kind);
-            let target = canon(square).index();
-            canonical[target] = (kind as u8) << 2 | piece_state(piece.color == mover, piece.promoted);
-            occupied |= 1 << target;
-        }
         let counts = self.material.counts();
-        let mover_hand = position.hands[mover].0;
         let mut split = 0u32;
         for kind in 0..4 {
             let here = (on_board >> (8 * kind)) as u8;

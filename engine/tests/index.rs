@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use common::Rng;
+use common::{sample_positions, Rng};
 use shogi4_engine::{ByColor, Color, Kind, Material, MaterialIndex, Piece, Position, Setup, Square};
 
 #[test]
@@ -142,6 +142,21 @@ fn ranges_decode_like_single_slots() {
         for range in starts.into_iter().map(|start| start..start + length) {
             for (slot, position) in range.clone().zip(index.positions_at(range.clone())) {
                 assert_eq!(position, index.position_at(slot), "{material} slot {slot}");
+            }
+        }
+    }
+}
+
+#[test]
+fn children_are_indexed_as_if_built() {
+    let mut indexes = std::collections::HashMap::new();
+    for position in sample_positions(100_000, 6) {
+        let index = indexes.entry(position.material()).or_insert_with(|| MaterialIndex::new(position.material()));
+        let children = index.children_of(&position);
+        for mv in position.legal_moves() {
+            if !position.captures_royal(mv) {
+                let built = index.index_of(&position.play_unchecked(mv));
+                assert_eq!(children.index_after(mv), built, "{position} {mv}");
             }
         }
     }

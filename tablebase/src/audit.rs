@@ -65,14 +65,14 @@ pub fn implied_value<B: AsRef<[u8]>>(table: &Table<B>, position: &Position) -> (
     }
     let moves = position.legal_moves();
     // The other children's slots first, their bytes prefetched, so the table reads overlap.
-    let index = table.index();
+    let index = table.index().children_of(position);
     let mut children = ArrayVec::<u64, MAX_MOVES>::new();
     let mut best = None;
     for &mv in moves.iter() {
         if position.exposes_royal(mv) {
             best = best.max(Some(Value::Win(1).for_mover()));
         } else {
-            let slot = index.index_of(&position.play_unchecked(mv));
+            let slot = index.index_after(mv);
             prefetch(&table.values()[slot as usize]);
             children.push(slot);
         }
