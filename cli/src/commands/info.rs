@@ -5,7 +5,7 @@ use std::path::Path;
 use serde_json::json;
 use shogi4_tablebase::{open_table, Header, VERSION};
 
-use super::{grouped, percent};
+use super::{grouped, print_outcomes, statistics_json};
 use crate::error::CliError;
 
 pub fn run(file: &Path, json: bool) -> Result<(), CliError> {
@@ -21,30 +21,22 @@ pub fn run(file: &Path, json: bool) -> Result<(), CliError> {
     println!("material    {}", h.material);
     println!("slots       {}", grouped(h.slots));
     println!("positions   {}", grouped(s.positions));
-    println!("wins        {} ({})", grouped(s.wins), percent(s.wins, s.positions));
-    println!("losses      {} ({})", grouped(s.losses), percent(s.losses, s.positions));
-    println!("draws       {} ({})", grouped(s.draws), percent(s.draws, s.positions));
-    println!("max dtw     {}", s.max_dtw);
+    print_outcomes(s, "");
     println!("overflow    {} entries", h.overflow_entries);
     println!("checksum    {:016x} (xxh3-64)", h.checksum);
     Ok(())
 }
 
-/// A header as JSON (shared with `solve --json`'s statistics).
+/// A header as JSON.
 pub fn header_json(h: &Header, size: u64) -> serde_json::Value {
-    let s = &h.statistics;
-    json!({
-        "material": h.material.to_string(),
-        "version": VERSION,
-        "slots": h.slots,
-        "positions": s.positions,
-        "wins": s.wins,
-        "losses": s.losses,
-        "draws": s.draws,
-        "max_dtw": s.max_dtw,
-        "histogram": s.histogram,
-        "overflow_entries": h.overflow_entries,
-        "checksum": format!("{:016x}", h.checksum),
-        "file_size": size,
-    })
+    let mut fields = statistics_json(&h.statistics);
+    fields.extend([
+        ("material".to_string(), json!(h.material.to_string())),
+        ("version".to_string(), json!(VERSION)),
+        ("slots".to_string(), json!(h.slots)),
+        ("overflow_entries".to_string(), json!(h.overflow_entries)),
+        ("checksum".to_string(), json!(format!("{:016x}", h.checksum))),
+        ("file_size".to_string(), json!(size)),
+    ]);
+    serde_json::Value::Object(fields)
 }

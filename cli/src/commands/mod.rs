@@ -7,6 +7,9 @@ pub mod perft;
 pub mod probe;
 pub mod solve;
 
+use serde_json::json;
+use shogi4_tablebase::Statistics;
+
 /// `1234567` as `1,234,567`.
 pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
@@ -23,4 +26,28 @@ pub fn grouped(n: u64) -> String {
 /// `part` as a percentage of `whole`, one decimal.
 pub fn percent(part: u64, whole: u64) -> String {
     format!("{:.1}%", 100.0 * part as f64 / whole.max(1) as f64)
+}
+
+/// The statistics every command reports, as JSON fields (merged into each command's object).
+pub fn statistics_json(s: &Statistics) -> serde_json::Map<String, serde_json::Value> {
+    let fields = json!({
+        "positions": s.positions,
+        "wins": s.wins,
+        "losses": s.losses,
+        "draws": s.draws,
+        "max_dtw": s.max_dtw,
+        "histogram": s.histogram,
+    });
+    match fields {
+        serde_json::Value::Object(map) => map,
+        _ => unreachable!("json! of an object literal is an object"),
+    }
+}
+
+/// Wins, losses, draws (counts and percentages) and the longest distance, one per line.
+pub fn print_outcomes(s: &Statistics, indent: &str) {
+    println!("{indent}wins        {} ({})", grouped(s.wins), percent(s.wins, s.positions));
+    println!("{indent}losses      {} ({})", grouped(s.losses), percent(s.losses, s.positions));
+    println!("{indent}draws       {} ({})", grouped(s.draws), percent(s.draws, s.positions));
+    println!("{indent}max dtw     {}", s.max_dtw);
 }

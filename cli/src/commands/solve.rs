@@ -6,7 +6,7 @@ use serde_json::json;
 use shogi4_engine::Material;
 use shogi4_tablebase::{audit, open_table, peak_rss_bytes, solve, Solution, Statistics, Table, EXTENSION};
 
-use super::{grouped, percent};
+use super::{grouped, print_outcomes, statistics_json};
 use crate::error::CliError;
 use crate::progress::Bar;
 
@@ -102,31 +102,23 @@ pub fn bench(material: &str, json: bool) -> Result<(), CliError> {
 }
 
 fn solution_json(solution: &Solution, path: Option<&Path>) -> serde_json::Value {
-    let s = &solution.table.statistics;
-    json!({
-        "material": solution.table.material.to_string(),
-        "positions": s.positions,
-        "slots": solution.table.values.len(),
-        "wins": s.wins,
-        "losses": s.losses,
-        "draws": s.draws,
-        "max_dtw": s.max_dtw,
-        "histogram": s.histogram,
-        "seconds": solution.seconds,
-        "edges": solution.edges,
-        "ns_per_edge": solution.ns_per_edge(),
-        "peak_rss_bytes": peak_rss_bytes(),
-        "path": path.map(|p| p.display().to_string()),
-    })
+    let mut fields = statistics_json(&solution.table.statistics);
+    fields.extend([
+        ("material".to_string(), json!(solution.table.material.to_string())),
+        ("slots".to_string(), json!(solution.table.values.len())),
+        ("seconds".to_string(), json!(solution.seconds)),
+        ("edges".to_string(), json!(solution.edges)),
+        ("ns_per_edge".to_string(), json!(solution.ns_per_edge())),
+        ("peak_rss_bytes".to_string(), json!(peak_rss_bytes())),
+        ("path".to_string(), json!(path.map(|p| p.display().to_string()))),
+    ]);
+    serde_json::Value::Object(fields)
 }
 
 fn print_solution(solution: &Solution) {
     let s = &solution.table.statistics;
     println!("{}: {} positions", solution.table.material, grouped(s.positions));
-    println!("  wins        {} ({})", grouped(s.wins), percent(s.wins, s.positions));
-    println!("  losses      {} ({})", grouped(s.losses), percent(s.losses, s.positions));
-    println!("  draws       {} ({})", grouped(s.draws), percent(s.draws, s.positions));
-    println!("  max dtw     {}", s.max_dtw);
+    print_outcomes(s, "  ");
     let histogram: Vec<String> =
         s.histogram.iter().enumerate().filter(|(_, &n)| n > 0).map(|(d, n)| format!("{d}:{n}")).collect();
     println!("  histogram   {}", histogram.join(" "));
