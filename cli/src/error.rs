@@ -1,7 +1,9 @@
-//! The CLI's error: everything a command can fail with, printed as one line on stderr.
+//! The CLI's error: everything a command can fail with, printed as one line on stderr (with
+//! `--json`, the same problem document the API would send).
 
 use std::fmt;
 
+use shogi4_api::Problem;
 use shogi4_engine::{NotationError, ParseMaterialError};
 use shogi4_tablebase::{ProbeError, TableError};
 
@@ -35,6 +37,35 @@ impl fmt::Display for CliError {
     }
 }
 
+impl std::error::Error for CliError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CliError::Position(_, e) => Some(e),
+            CliError::Material(e) => Some(e),
+            CliError::Table(e) => Some(e),
+            CliError::Probe(e) => Some(e),
+            CliError::AuditFailed(_) | CliError::Usage(_) => None,
+        }
+    }
+}
+
+impl CliError {
+    /// The problem document for `--json` output: for positions and probes exactly the one the
+    /// API sends (a damaged table's cause included, since here it is the operator who reads it).
+    pub fn problem(&self) -> Problem {
+        match self {
+            CliError::Position(_, e) => Problem::from_notation(e),
+            CliError::Probe(e @ ProbeError::NoTable { .. }) => Problem::from_probe(e),
+            CliError::Probe(e) => Problem { detail: e.to_string(), ..Problem::from_probe(e) },
+            CliError::Material(_) | CliError::Usage(_) => {
+                Problem::new("bad-request", "Malformed request", 400, self.to_string())
+            }
+            CliError::Table(_) => Problem::new("table-unusable", "Table unusable", 500, self.to_string()),
+            CliError::AuditFailed(_) => Problem::new("audit-failed", "Audit failed", 500, self.to_string()),
+        }
+    }
+}
+
 impl From<ParseMaterialError> for CliError {
     fn from(e: ParseMaterialError) -> Self {
         CliError::Material(e)
@@ -55,5 +86,5 @@ impl From<ProbeError> for CliError {
 
 /// Reads a position argument.
 pub fn parse_position(text: &str) -> Result<shogi4_engine::Position, CliError> {
-    shogi4_engine::Position::from_sfen(text).map_err(|e| CliError::Position(text.to_string(), e))
+    shogi4_engine::Position::parse(text).map_err(|e| CliError::Position(text.to_string(), e))
 }

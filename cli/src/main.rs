@@ -1,5 +1,6 @@
 //! `shogi4`: the offline tool. Perft, position counts, solving closed games into tables,
-//! auditing tables, reading their headers, and probing them without a server.
+//! auditing tables, reading their headers, and probing them without a server (with `--json`,
+//! in the API's own words).
 
 mod commands;
 mod error;
@@ -102,15 +103,48 @@ enum Command {
         /// Directory of tables.
         #[arg(long, default_value = "tables")]
         tables: PathBuf,
-        /// Print JSON instead.
+        /// Print the body of `GET /probe` instead (errors: its problem document, on stderr).
+        #[arg(long)]
+        json: bool,
+    },
+    /// The line of best play from a position to the royal capture.
+    Mainline {
+        /// Position, SFEN or Fairy-Stockfish FEN (`_` may replace spaces).
+        pos: String,
+        /// Directory of tables.
+        #[arg(long, default_value = "tables")]
+        tables: PathBuf,
+        /// Print the body of `GET /mainline` instead (errors: its problem document, on stderr).
         #[arg(long)]
         json: bool,
     },
 }
 
+impl Command {
+    /// Whether the command was asked for JSON output.
+    fn json(&self) -> bool {
+        match *self {
+            Command::Perft { json, .. }
+            | Command::Count { json, .. }
+            | Command::Solve { json, .. }
+            | Command::Bench { json, .. }
+            | Command::Audit { json, .. }
+            | Command::Info { json, .. }
+            | Command::Probe { json, .. }
+            | Command::Mainline { json, .. } => json,
+        }
+    }
+}
+
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    let json = cli.command.json();
+    match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error) if json => {
+            eprintln!("{}", serde_json::to_string(&error.problem()).expect("serializable"));
+            ExitCode::FAILURE
+        }
         Err(error) => {
             eprintln!("shogi4: {error}");
             ExitCode::FAILURE
@@ -129,7 +163,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Bench { material, threads, json } => with_threads(threads, || commands::solve::bench(&material, json)),
         Command::Audit { paths, threads, json } => with_threads(threads, || commands::audit::run(&paths, json)),
         Command::Info { file, json } => commands::info::run(&file, json),
-        Command::Probe { pos, tables, json } => commands::probe::run(&pos, &tables, json),
+        Command::Probe { pos, tables, json } => commands::probe::probe(&pos, &tables, json),
+        Command::Mainline { pos, tables, json } => commands::probe::mainline(&pos, &tables, json),
     }
 }
 

@@ -74,6 +74,23 @@ fn solve_info_audit_probe_round_trip() {
     assert_eq!(stdout(&again), "");
 
     corrupt_and_audit(&table);
+    stray_overflow_byte_fails_the_audit(dir.path());
+}
+
+/// A value byte of 255 with no overflow entry: the audit says FAIL with the slot and exits 1.
+fn stray_overflow_byte_fails_the_audit(dir: &Path) {
+    let out = dir.to_str().unwrap();
+    assert!(shogi4(&["solve", "KKC", "--out", out]).status.success());
+    let table = dir.join("KKC.s4tb");
+    let mut bytes = std::fs::read(&table).unwrap();
+    let values_offset = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    bytes[values_offset + 77] = 0xFF;
+    std::fs::write(&table, bytes).unwrap();
+    let output = shogi4(&["audit", table.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1));
+    let text = stdout(&output);
+    assert!(text.contains("FAIL"), "{text}");
+    assert!(text.contains("slot 77: ") && text.contains("no entry for it"), "{text}");
 }
 
 /// Damages one value: the audit must fail, naming an offending position as SFEN.

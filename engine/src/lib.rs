@@ -2,7 +2,7 @@
 //! un-moves, perft, symmetries and the dense position index of closed games.
 //!
 //! This crate is pure: no I/O, no HTTP, no serialization framework. Every [`Position`] is
-//! legal by construction; build one from notation with [`Position::from_sfen`] or from a
+//! legal by construction; build one from notation with [`Position::parse`] or from a
 //! [`Setup`] with `Position::try_from`.
 //!
 //! ```
@@ -33,7 +33,7 @@ pub use hand::Hand;
 pub use index::{Children, MaterialIndex};
 pub use material::{Material, ParseMaterialError};
 pub use movegen::{MoveList, MAX_MOVES};
-pub use moves::{Move, ParseMoveError};
+pub use moves::{IllegalMove, Move, ParseMoveError};
 pub use perft::perft;
 pub use piece::{Kind, Piece};
 pub use position::{Played, Position, PositionError, Setup};

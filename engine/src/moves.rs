@@ -34,6 +34,16 @@ impl Move {
         }
     }
 
+    /// Whether the move puts a piece from the hand on the board.
+    pub const fn is_drop(self) -> bool {
+        matches!(self, Move::Drop { .. })
+    }
+
+    /// Whether the move promotes the moving piece.
+    pub const fn promotes(self) -> bool {
+        matches!(self, Move::Board { promotes: true, .. })
+    }
+
     /// Whether the move is a jump over a friendly piece (it covers two squares).
     pub fn is_jump(self) -> bool {
         match self {
@@ -77,6 +87,18 @@ impl fmt::Display for ParseMoveError {
 }
 
 impl std::error::Error for ParseMoveError {}
+
+/// A move that is not legal in the position it was played in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IllegalMove(pub Move);
+
+impl fmt::Display for IllegalMove {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "move {} is not legal in this position", self.0)
+    }
+}
+
+impl std::error::Error for IllegalMove {}
 
 /// A move as written, before it is checked against a position.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

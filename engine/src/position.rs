@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::moves::IllegalMove;
 use crate::moves::MoveText;
 use crate::{Bitboard, ByColor, Color, Hand, Kind, Material, Move, ParseMoveError, Piece, Square};
 
@@ -81,7 +82,7 @@ pub enum Played {
 impl Position {
     /// The start position, `trfk/3c/C3/KFRT b - 1`.
     pub fn start() -> Position {
-        Position::from_sfen("trfk/3c/C3/KFRT b - 1").expect("the start position is legal")
+        Position::parse("trfk/3c/C3/KFRT b - 1").expect("the start position is legal")
     }
 
     /// The piece on `square`.
@@ -154,9 +155,9 @@ impl Position {
     }
 
     /// Plays a legal move. The result is either the new position or the end of the game.
-    pub fn play(&self, mv: Move) -> Result<Played, ParseMoveError> {
+    pub fn play(&self, mv: Move) -> Result<Played, IllegalMove> {
         if !self.legal_moves().contains(&mv) {
-            return Err(ParseMoveError::Illegal(mv.to_string()));
+            return Err(IllegalMove(mv));
         }
         Ok(if self.captures_royal(mv) { Played::RoyalCaptured } else { Played::Position(self.play_unchecked(mv)) })
     }

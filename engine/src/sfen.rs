@@ -114,7 +114,22 @@ impl fmt::Display for NotationError {
     }
 }
 
-impl std::error::Error for NotationError {}
+impl std::error::Error for NotationError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            NotationError::Syntax(e) => Some(e),
+            NotationError::Illegal(e) => Some(e),
+        }
+    }
+}
+
+impl std::str::FromStr for Position {
+    type Err = NotationError;
+
+    fn from_str(text: &str) -> Result<Position, NotationError> {
+        Position::parse(text)
+    }
+}
 
 struct Token<'a> {
     offset: usize,
@@ -290,16 +305,17 @@ fn parse_hand(text: &str, offset: usize) -> Result<ByColor<Hand>, ParseSfenError
 }
 
 impl Position {
-    /// Reads and validates SFEN or Fairy-Stockfish FEN.
+    /// Reads and validates a position written in SFEN or in Fairy-Stockfish FEN (told apart by
+    /// the `[` of the FEN hand); `_` may stand for a space.
     ///
     /// ```
     /// use shogi4_engine::Position;
-    /// let sfen = Position::from_sfen("trfk/3c/C3/KFRT b - 1").unwrap();
-    /// let fen = Position::from_sfen("trfk/3c/C3/KFRT[] w 0 1").unwrap();
+    /// let sfen = Position::parse("trfk/3c/C3/KFRT b - 1").unwrap();
+    /// let fen = Position::parse("trfk/3c/C3/KFRT[] w 0 1").unwrap();
     /// assert_eq!(sfen, fen);
     /// assert_eq!(sfen, Position::start());
     /// ```
-    pub fn from_sfen(text: &str) -> Result<Position, NotationError> {
+    pub fn parse(text: &str) -> Result<Position, NotationError> {
         let setup = Setup::parse(text).map_err(NotationError::Syntax)?;
         Position::try_from(setup).map_err(NotationError::Illegal)
     }
@@ -387,18 +403,18 @@ mod tests {
         let start = Position::start();
         assert_eq!(start.to_sfen(), "trfk/3c/C3/KFRT b - 1");
         assert_eq!(start.to_fen(), "trfk/3c/C3/KFRT[] w 0 1");
-        assert_eq!(Position::from_sfen("trfk/3c/C3/KFRT_b_-_1").unwrap(), start);
-        assert_eq!(Position::from_sfen("trfk/3c/C3/KFRT[-] w 0 1").unwrap(), start);
-        assert_eq!(Position::from_sfen("trfk/3c/C3/KFRT b").unwrap(), start);
+        assert_eq!(Position::parse("trfk/3c/C3/KFRT_b_-_1").unwrap(), start);
+        assert_eq!(Position::parse("trfk/3c/C3/KFRT[-] w 0 1").unwrap(), start);
+        assert_eq!(Position::parse("trfk/3c/C3/KFRT b").unwrap(), start);
     }
 
     #[test]
     fn hands_read_counts_and_repeats() {
-        let p = Position::from_sfen("k3/4/4/K3 w 2Cfr 3").unwrap();
+        let p = Position::parse("k3/4/4/K3 w 2Cfr 3").unwrap();
         assert_eq!(p.hand(Color::First).count(Kind::Carp), 2);
         assert_eq!(p.hand(Color::Second).count(Kind::Fox), 1);
         assert_eq!(p.to_fen(), "k3/4/4/K3[CCfr] b 0 1");
-        assert_eq!(Position::from_sfen(&p.to_fen()).unwrap(), p);
+        assert_eq!(Position::parse(&p.to_fen()).unwrap(), p);
     }
 
     #[test]

@@ -67,9 +67,9 @@ fn notation_round_trips_and_both_forms_agree() {
     for position in sample_positions(SAMPLES / 4, 3) {
         let sfen = position.to_sfen();
         let fen = position.to_fen();
-        assert_eq!(Position::from_sfen(&sfen).unwrap(), position, "{sfen}");
-        assert_eq!(Position::from_sfen(&fen).unwrap(), position, "{fen}");
-        assert_eq!(Position::from_sfen(&sfen.replace(' ', "_")).unwrap(), position);
+        assert_eq!(Position::parse(&sfen).unwrap(), position, "{sfen}");
+        assert_eq!(Position::parse(&fen).unwrap(), position, "{fen}");
+        assert_eq!(Position::parse(&sfen.replace(' ', "_")).unwrap(), position);
         assert_eq!(Position::try_from(Setup::parse(&fen).unwrap()).unwrap(), position);
         for mv in position.legal_moves() {
             let parsed = position.parse_move(&mv.to_string()).unwrap();
@@ -97,7 +97,7 @@ fn symmetries_preserve_the_move_tree() {
 fn perft_data_file_agrees_with_the_reference() {
     for line in include_str!("data/perft.txt").lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
         let (sfen, counts) = line.split_once(';').unwrap();
-        let position = Position::from_sfen(sfen.trim()).unwrap();
+        let position = Position::parse(sfen.trim()).unwrap();
         let reference = RefPosition::from_engine(&position);
         for (depth, expected) in (1..=3).zip(counts.split_whitespace()) {
             assert_eq!(reference.perft(depth), expected.parse::<u64>().unwrap(), "reference perft({depth}) of {sfen}");

@@ -18,7 +18,7 @@ fn positions_in_the_data_file() {
     let mut checked = 0;
     for line in data.lines().filter(|l| !l.trim().is_empty() && !l.starts_with('#')) {
         let (sfen, counts) = line.split_once(';').expect("line is `SFEN; n1 n2 ...`");
-        let position = Position::from_sfen(sfen.trim()).unwrap_or_else(|e| panic!("{sfen}: {e}"));
+        let position = Position::parse(sfen.trim()).unwrap_or_else(|e| panic!("{sfen}: {e}"));
         for (depth, expected) in (1..).zip(counts.split_whitespace()) {
             let expected: u64 = expected.parse().expect("a number");
             assert_eq!(perft(&position, depth), expected, "perft({depth}) of {sfen}");

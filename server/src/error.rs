@@ -3,48 +3,15 @@
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Serialize;
-use shogi4_engine::{Material, NotationError};
+pub use shogi4_api::Problem;
+use shogi4_engine::NotationError;
 use shogi4_tablebase::ProbeError;
-use utoipa::ToSchema;
-
-/// An RFC 9457 problem document.
-#[derive(Clone, Debug, Serialize, ToSchema)]
-#[schema(example = json!({
-    "type": "/problems/unparsable-position",
-    "title": "Unparsable position",
-    "status": 400,
-    "detail": "invalid position notation at character 14: unknown piece letter 'X' (pieces are K, C, F, R, T; lowercase for the second player)",
-    "offset": 14
-}))]
-pub struct Problem {
-    /// A URI reference naming the kind of problem (stable; documented under `/docs`).
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// Short human-readable summary of the kind of problem.
-    pub title: String,
-    /// The HTTP status code.
-    pub status: u16,
-    /// What exactly went wrong with this request.
-    pub detail: String,
-    /// For unparsable positions: the character offset (0-based) of the problem.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub offset: Option<usize>,
-    /// For missing tables: the position's closed game.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub material: Option<String>,
-    /// For missing tables: the closed games this server has tables for.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub loaded: Option<Vec<String>>,
-}
 
 /// Everything a request can fail with.
 #[derive(Debug)]
 pub enum ApiError {
-    /// The position string is not valid notation (400).
-    Unparsable(NotationError),
-    /// The position is well formed but illegal (422).
-    Illegal(NotationError),
+    /// The position string is not valid notation (400) or describes an illegal position (422).
+    Position(NotationError),
     /// No table for the position's closed game (404).
     NoTable(ProbeError),
     /// The query string or JSON body is malformed (400).
@@ -77,23 +44,15 @@ impl ApiError {
     pub fn from_probe(error: ProbeError) -> ApiError {
         match error {
             ProbeError::NoTable { .. } => ApiError::NoTable(error),
-            ProbeError::Inconsistent { .. } => ApiError::Internal(error.to_string()),
-        }
-    }
-
-    /// Reads a position, telling unparsable (400) from illegal (422).
-    pub fn from_notation(error: NotationError) -> ApiError {
-        match error {
-            NotationError::Syntax(_) => ApiError::Unparsable(error),
-            NotationError::Illegal(_) => ApiError::Illegal(error),
+            ProbeError::Inconsistent { .. } | ProbeError::Corrupt { .. } => ApiError::Internal(error.to_string()),
         }
     }
 
     /// The status code.
     pub fn status(&self) -> StatusCode {
         match self {
-            ApiError::Unparsable(_) | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            ApiError::Illegal(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::Position(NotationError::Syntax(_)) | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
+            ApiError::Position(NotationError::Illegal(_)) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::NoTable(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
             ApiError::BatchTooLarge { .. } | ApiError::BodyTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
@@ -106,49 +65,36 @@ impl ApiError {
 
     /// The problem document.
     pub fn problem(&self) -> Problem {
-        let (slug, title) = match self {
-            ApiError::Unparsable(_) => ("unparsable-position", "Unparsable position"),
-            ApiError::Illegal(_) => ("illegal-position", "Illegal position"),
-            ApiError::NoTable(_) => ("no-table", "No table for this closed game"),
-            ApiError::BadRequest(_) => ("bad-request", "Malformed request"),
-            ApiError::BatchTooLarge { .. } => ("batch-too-large", "Too many positions in one batch"),
-            ApiError::BodyTooLarge(_) => ("body-too-large", "Request body too large"),
-            ApiError::UriTooLong(_) => ("uri-too-long", "URI too long"),
-            ApiError::NotFound(_) => ("not-found", "No such endpoint"),
-            ApiError::MethodNotAllowed(_) => ("method-not-allowed", "Method not allowed"),
-            ApiError::Overloaded => ("overloaded", "Too many requests in flight"),
-            ApiError::Timeout => ("timeout", "Request timed out"),
-            ApiError::Internal(_) => ("internal", "Internal server error"),
-        };
-        let detail = match self {
-            ApiError::Unparsable(e) | ApiError::Illegal(e) => e.to_string(),
-            ApiError::NoTable(e) => e.to_string(),
-            ApiError::BadRequest(m) | ApiError::BodyTooLarge(m) | ApiError::NotFound(m) => m.clone(),
-            ApiError::MethodNotAllowed(m) => m.clone(),
-            ApiError::BatchTooLarge { sent, max } => format!("{sent} positions sent; at most {max} per batch"),
-            ApiError::UriTooLong(max) => format!("the URI is longer than {max} bytes"),
-            ApiError::Overloaded => "the server is at its concurrency limit; retry shortly".to_string(),
-            ApiError::Timeout => "the request did not finish in time".to_string(),
-            ApiError::Internal(_) => "an internal error occurred; it has been logged".to_string(),
-        };
-        let mut problem = Problem {
-            kind: format!("/problems/{slug}"),
-            title: title.to_string(),
-            status: self.status().as_u16(),
-            detail,
-            offset: None,
-            material: None,
-            loaded: None,
-        };
+        let status = self.status().as_u16();
         match self {
-            ApiError::Unparsable(NotationError::Syntax(e)) => problem.offset = Some(e.offset),
-            ApiError::NoTable(ProbeError::NoTable { material, loaded }) => {
-                problem.material = Some(material.to_string());
-                problem.loaded = Some(loaded.iter().map(Material::to_string).collect());
+            ApiError::Position(e) => Problem::from_notation(e),
+            ApiError::NoTable(e) => Problem::from_probe(e),
+            ApiError::Internal(_) => Problem::internal(),
+            ApiError::BadRequest(m) => Problem::new("bad-request", "Malformed request", status, m.clone()),
+            ApiError::BatchTooLarge { sent, max } => Problem::new(
+                "batch-too-large",
+                "Too many positions in one batch",
+                status,
+                format!("{sent} positions sent; at most {max} per batch"),
+            ),
+            ApiError::BodyTooLarge(m) => Problem::new("body-too-large", "Request body too large", status, m.clone()),
+            ApiError::UriTooLong(max) => {
+                Problem::new("uri-too-long", "URI too long", status, format!("the URI is longer than {max} bytes"))
             }
-            _ => {}
+            ApiError::NotFound(m) => Problem::new("not-found", "No such endpoint", status, m.clone()),
+            ApiError::MethodNotAllowed(m) => {
+                Problem::new("method-not-allowed", "Method not allowed", status, m.clone())
+            }
+            ApiError::Overloaded => Problem::new(
+                "overloaded",
+                "Too many requests in flight",
+                status,
+                "the server is at its concurrency limit; retry shortly",
+            ),
+            ApiError::Timeout => {
+                Problem::new("timeout", "Request timed out", status, "the request did not finish in time")
+            }
         }
-        problem
     }
 }
 

@@ -32,7 +32,8 @@ use tower_http::LatencyUnit;
 use tracing::Level;
 use utoipa_swagger_ui::SwaggerUi;
 
-pub use error::{ApiError, Problem};
+pub use error::ApiError;
+pub use shogi4_api::Problem;
 pub use state::AppState;
 
 /// Request limits and cross-origin policy.

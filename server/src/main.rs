@@ -10,7 +10,7 @@ use clap::Parser;
 use shogi4_engine::Material;
 use shogi4_server::config::{Config, LogFormat};
 use shogi4_server::{app, openapi, AppState};
-use shogi4_tablebase::{open_table, solve, Progress, TableError, EXTENSION};
+use shogi4_tablebase::{Progress, SolveEvent, SolveMode, TableDir};
 
 fn main() -> ExitCode {
     let config = Config::parse();
@@ -49,6 +49,9 @@ fn run(config: Config) -> Result<(), String> {
     tracing::info!(tables = state.tables.len(), dir = %config.tables.display(), "tables mapped");
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
+        // Listen for signals before announcing the address, so that a client (or a test) that
+        // signals right after its first answer is never met by the default action.
+        let shutdown = shutdown_signal()?;
         let listener = tokio::net::TcpListener::bind(config.bind)
             .await
             .map_err(|e| format!("cannot bind {}: {e}", config.bind))?;
@@ -62,7 +65,7 @@ fn run(config: Config) -> Result<(), String> {
             }
         });
         axum::serve(listener, app(Arc::new(state), &limits))
-            .with_graceful_shutdown(shutdown_signal())
+            .with_graceful_shutdown(shutdown)
             .await
             .map_err(|e| format!("server error: {e}"))
     })?;
@@ -72,37 +75,29 @@ fn run(config: Config) -> Result<(), String> {
 
 /// Solves the closed games of the default set that have no valid table yet.
 fn solve_missing(config: &Config) -> Result<(), String> {
-    let missing: Vec<Material> = Material::all_up_to(config.solve_missing)
-        .into_iter()
-        .filter(|m| {
-            let path = config.tables.join(format!("{m}.{EXTENSION}"));
-            match open_table(&path).and_then(|t| t.verify_checksum()) {
-                Ok(()) => false,
-                Err(TableError::Io(_, e)) if e.kind() == std::io::ErrorKind::NotFound => true,
-                Err(error) => {
-                    tracing::warn!(file = %path.display(), %error, "table fails validation; solving it again");
-                    true
+    let store = TableDir::new(&config.tables);
+    let materials = Material::all_up_to(config.solve_missing);
+    let total = materials.len();
+    let mut done = 0;
+    store
+        .solve(&materials, SolveMode::Missing, &LogProgress::default(), |event| {
+            done += 1;
+            match event {
+                SolveEvent::Present(..) => {}
+                SolveEvent::Replacing(material, error) => {
+                    done -= 1;
+                    tracing::warn!(%material, %error, "table fails validation; solving it again");
                 }
+                SolveEvent::Solved(solution, path) => tracing::info!(
+                    "[{done}/{total}] {}: {} positions solved in {:.1} s -> {}",
+                    solution.table.material,
+                    solution.table.statistics.positions,
+                    solution.seconds,
+                    path.display()
+                ),
             }
         })
-        .collect();
-    if missing.is_empty() {
-        return Ok(());
-    }
-    tracing::info!(count = missing.len(), dir = %config.tables.display(), "solving missing tables");
-    for (i, material) in missing.iter().enumerate() {
-        let solution = solve(*material, &LogProgress::default());
-        let path = solution.table.write_to_dir(&config.tables).map_err(|e| format!("cannot write table: {e}"))?;
-        tracing::info!(
-            "[{}/{}] {material}: {} positions solved in {:.1} s -> {}",
-            i + 1,
-            missing.len(),
-            solution.table.statistics.positions,
-            solution.seconds,
-            path.display()
-        );
-    }
-    Ok(())
+        .map_err(|e| format!("cannot write table: {e}"))
 }
 
 /// Logs a solver phase's progress every 25%.
@@ -132,24 +127,22 @@ impl Progress for LogProgress {
     fn finish_phase(&self) {}
 }
 
-async fn shutdown_signal() {
-    let interrupt = async {
-        let _ = tokio::signal::ctrl_c().await;
-    };
+/// Resolves on SIGINT or SIGTERM; both handlers are installed when this is called.
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, String> {
     #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut signal) => {
-                signal.recv().await;
-            }
-            Err(_) => std::future::pending().await,
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("cannot listen for SIGTERM: {e}"))?;
+    #[cfg(unix)]
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| format!("cannot listen for SIGINT: {e}"))?;
+    Ok(async move {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = interrupt.recv() => {},
+            _ = terminate.recv() => {},
         }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = interrupt => {},
-        () = terminate => {},
-    }
-    tracing::info!("shutdown signal received; finishing requests in flight");
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutdown signal received; finishing requests in flight");
+    })
 }

@@ -2,11 +2,12 @@
 
 use utoipa::OpenApi;
 
-use crate::error::Problem;
-use crate::model::{
-    BatchEntry, BatchRequest, BatchResponse, Category, Health, MainlineMove, MainlineResponse, MoveInfo, ProbeResponse,
-    Side, TableInfo, TablesResponse,
+use shogi4_api::{
+    BatchEntry, BatchRequest, BatchResponse, Category, MainlineMove, MainlineResponse, MoveInfo, ProbeResponse,
+    Problem, Side, TableInfo, TablesResponse,
 };
+
+use crate::model::Health;
 use crate::routes;
 
 #[derive(OpenApi)]

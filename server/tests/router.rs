@@ -11,11 +11,12 @@ use shogi4_server::{app, openapi, AppState, Limits};
 use shogi4_tablebase::{solve, Silent};
 use tower::ServiceExt;
 
-/// Tables for KK, KKC, KKF and KKCF, solved once per test process.
+/// Tables for KK, KKC, KKF and KKCF, solved once per test process into Cargo's scratch
+/// directory for tests (inside `target/`, so nothing is left in the system's temporary folder).
 fn tables_dir() -> &'static PathBuf {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("shogi4-router-tests-{}", std::process::id()));
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("router-tables");
         for name in ["KK", "KKC", "KKF", "KKCF"] {
             solve(name.parse().unwrap(), &Silent).table.write_to_dir(&dir).unwrap();
         }
@@ -228,8 +229,8 @@ fn checked_in_openapi_is_current() {
 
 #[tokio::test]
 async fn a_damaged_table_is_skipped_and_the_rest_served() {
-    let dir = std::env::temp_dir().join(format!("shogi4-router-damaged-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     for name in ["KK", "KKC"] {
         std::fs::copy(tables_dir().join(format!("{name}.s4tb")), dir.join(format!("{name}.s4tb"))).unwrap();
     }
@@ -238,8 +239,8 @@ async fn a_damaged_table_is_skipped_and_the_rest_served() {
     damaged[last] ^= 1;
     std::fs::write(dir.join("KKC.s4tb"), damaged).unwrap();
     std::fs::write(dir.join("KKF.s4tb"), b"not a table").unwrap();
-    let state = AppState::load(&dir, true, 10).unwrap();
-    let names: Vec<&str> = state.tables.iter().map(|t| t.material.as_str()).collect();
+    let state = AppState::load(dir, true, 10).unwrap();
+    let names: Vec<String> = state.tables.keys().map(|m| m.to_string()).collect();
     assert_eq!(names, ["KK"]);
     let router = app(Arc::new(state), &Limits::default());
     let (status, _, body) = send(router, Request::get("/probe?pos=k3/4/4/K3_b_C_1").body(Body::empty()).unwrap()).await;

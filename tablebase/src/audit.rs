@@ -16,6 +16,7 @@ use arrayvec::ArrayVec;
 use rayon::prelude::*;
 use shogi4_engine::{Position, MAX_MOVES};
 
+use crate::format::CorruptValue;
 use crate::memory::prefetch;
 use crate::progress::Progress;
 use crate::table::Table;
@@ -31,10 +32,11 @@ pub struct Violation {
     pub slot: u64,
     /// Its canonical position.
     pub position: Position,
-    /// The value in the table.
-    pub stored: Value,
-    /// The value its children's stored values imply.
-    pub implied: Value,
+    /// The value in the table, or why its byte cannot be decoded.
+    pub stored: Result<Value, CorruptValue>,
+    /// The value its children's stored values imply, or the child whose byte cannot be
+    /// decoded.
+    pub implied: Result<Value, CorruptValue>,
 }
 
 /// The outcome of an audit.
@@ -59,9 +61,9 @@ pub struct AuditReport {
 /// is taken from the rules rather than read: the child's own stored value is checked when its
 /// slot is audited, so every stored value is still checked exactly once against the rules and
 /// its children.
-pub fn implied_value<B: AsRef<[u8]>>(table: &Table<B>, position: &Position) -> (Value, u64) {
+pub fn implied_value<B: AsRef<[u8]>>(table: &Table<B>, position: &Position) -> (Result<Value, CorruptValue>, u64) {
     if position.can_capture_royal() {
-        return (Value::Win(1), 0);
+        return (Ok(Value::Win(1)), 0);
     }
     let moves = position.legal_moves();
     // The other children's slots first, their bytes prefetched, so the table reads overlap.
@@ -77,8 +79,8 @@ pub fn implied_value<B: AsRef<[u8]>>(table: &Table<B>, position: &Position) -> (
             children.push(slot);
         }
     }
-    let best = children.iter().map(|&slot| table.value(slot).for_mover()).max().max(best);
-    (best.unwrap_or(Value::Loss(0)), moves.len() as u64)
+    let implied = children.iter().try_fold(best, |best, &slot| Ok(best.max(Some(table.value(slot)?.for_mover()))));
+    (implied.map(|best| best.unwrap_or(Value::Loss(0))), moves.len() as u64)
 }
 
 /// Checks every slot of `table` against its children, in parallel.

@@ -1,28 +1,6 @@
-//! The `.s4tb` table file format, version 1 (all integers little-endian):
-//!
-//! | offset | size | field |
-//! |---|---|---|
-//! | 0 | 8 | magic `S4TB\r\n\x1a\n` (catches text-mode transfers) |
-//! | 8 | 4 | format version, 1 |
-//! | 12 | 4 | `values_offset`: where the value array starts (a multiple of 64) |
-//! | 16 | 16 | material name, ASCII, NUL-padded (`KKCF`) |
-//! | 32 | 8 | slots (positions folded by both symmetries) |
-//! | 40 | 8 | positions (published convention: both sides to move, unfolded) = 4 × slots |
-//! | 48 | 8 | wins, in positions |
-//! | 56 | 8 | losses, in positions |
-//! | 64 | 8 | draws, in positions |
-//! | 72 | 4 | max distance to win |
-//! | 76 | 4 | value encoding, 1 (below) |
-//! | 80 | 8 | overflow entries |
-//! | 88 | 8 | checksum: XXH3-64 of the whole file with these 8 bytes read as zero |
-//! | 96 | 8 | histogram entries `h` (= max distance + 1) |
-//! | 104 | 8·h | positions with distance 0, 1, …, max (published convention; draws excluded) |
-//! | `values_offset` | slots | one byte per slot in dense-index order |
-//! | next multiple of 8 | 16·overflow | overflow table: (slot u64, distance u32, 0 u32), by slot |
-//!
-//! Value encoding 1: byte 0 = draw; byte `d + 1` = distance `d` for `d ≤ 253` (odd distances
-//! are wins for the side to move, even ones losses); byte 255 = the distance is 254 or more
-//! and stored exactly in the overflow table, found by binary search.
+//! The `.s4tb` table file format, version 1: reading and writing the header, and writing whole
+//! files atomically. The layout is documented once, in `tables/README.md`; [`layout`] names
+//! every field's place, and the reader, the writer and the tests all use those names.
 
 use std::fmt;
 use std::io::Write;
@@ -41,10 +19,51 @@ pub const VERSION: u32 = 1;
 pub const VALUE_ENCODING: u32 = 1;
 /// File name extension.
 pub const EXTENSION: &str = "s4tb";
-const FIXED_HEADER: usize = 104;
-/// Where the checksum field lies.
-pub(crate) const CHECKSUM_FIELD: std::ops::Range<usize> = 88..96;
-const OVERFLOW_ENTRY: usize = 16;
+
+/// Where each header field lies (byte ranges; all integers little-endian), as documented in
+/// `tables/README.md`.
+pub mod layout {
+    use std::ops::Range;
+
+    /// `S4TB\r\n\x1a\n` (catches text-mode transfers).
+    pub const MAGIC: Range<usize> = 0..8;
+    /// Format version (u32).
+    pub const VERSION: Range<usize> = 8..12;
+    /// Where the value array starts (u32, a multiple of 64).
+    pub const VALUES_OFFSET: Range<usize> = 12..16;
+    /// Material name, ASCII, NUL-padded.
+    pub const MATERIAL: Range<usize> = 16..32;
+    /// Slots (u64).
+    pub const SLOTS: Range<usize> = 32..40;
+    /// Positions, published convention (u64).
+    pub const POSITIONS: Range<usize> = 40..48;
+    /// Wins, in positions (u64).
+    pub const WINS: Range<usize> = 48..56;
+    /// Losses, in positions (u64).
+    pub const LOSSES: Range<usize> = 56..64;
+    /// Draws, in positions (u64).
+    pub const DRAWS: Range<usize> = 64..72;
+    /// Longest distance to win (u32).
+    pub const MAX_DTW: Range<usize> = 72..76;
+    /// Value encoding (u32).
+    pub const ENCODING: Range<usize> = 76..80;
+    /// Overflow entries (u64).
+    pub const OVERFLOW_ENTRIES: Range<usize> = 80..88;
+    /// XXH3-64 of the whole file with this field read as zero (u64).
+    pub const CHECKSUM: Range<usize> = 88..96;
+    /// Histogram entries (u64).
+    pub const HISTOGRAM_LEN: Range<usize> = 96..104;
+    /// Where the histogram (u64 per distance) starts; the fixed header's size.
+    pub const HISTOGRAM: usize = 104;
+    /// The value array starts at a multiple of this.
+    pub const VALUES_ALIGN: u64 = 64;
+    /// The overflow table starts at a multiple of this.
+    pub const OVERFLOW_ALIGN: u64 = 8;
+    /// Bytes per overflow entry: slot (u64), distance (u32), zero (u32).
+    pub const OVERFLOW_ENTRY: usize = 16;
+}
+
+use layout::{HISTOGRAM as FIXED_HEADER, OVERFLOW_ENTRY};
 
 /// Win/loss/draw statistics of a solved closed game, in the published convention (both sides
 /// to move, no symmetry folding: every slot counts 4 positions).
@@ -161,7 +180,32 @@ pub enum TableError {
     },
     /// The overflow table is not sorted, or disagrees with the 255 bytes.
     BadOverflow(&'static str),
+    /// A value byte that cannot be decoded (a 255 byte without an overflow entry).
+    Corrupt(CorruptValue),
+    /// The file's name and the material in its header disagree.
+    NameMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The material its header names.
+        header: Material,
+    },
 }
+
+/// A value byte that cannot be decoded: 255 (look in the overflow table) with no overflow
+/// entry for its slot. Only a damaged table has one; a verified checksum rules it out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CorruptValue {
+    /// The slot whose byte is 255.
+    pub slot: u64,
+}
+
+impl fmt::Display for CorruptValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "slot {} holds byte 255 but the overflow table has no entry for it", self.slot)
+    }
+}
+
+impl std::error::Error for CorruptValue {}
 
 impl fmt::Display for TableError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -187,11 +231,33 @@ impl fmt::Display for TableError {
                 write!(f, "checksum mismatch: header says {expected:016x}, data hashes to {found:016x}")
             }
             TableError::BadOverflow(what) => write!(f, "bad overflow table: {what}"),
+            TableError::Corrupt(e) => write!(f, "corrupt value: {e}"),
+            TableError::NameMismatch { path, header } => {
+                write!(
+                    f,
+                    "{}: the header describes {header}; the file should be named {header}.{EXTENSION}",
+                    path.display()
+                )
+            }
         }
     }
 }
 
-impl std::error::Error for TableError {}
+impl std::error::Error for TableError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            TableError::Io(_, e) => Some(e),
+            TableError::Corrupt(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<CorruptValue> for TableError {
+    fn from(e: CorruptValue) -> Self {
+        TableError::Corrupt(e)
+    }
+}
 
 /// The parsed header of a table: everything but the values.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -213,7 +279,7 @@ pub struct Header {
 impl Header {
     /// Offset of the overflow table.
     pub fn overflow_offset(&self) -> u64 {
-        (self.values_offset + self.slots).next_multiple_of(8)
+        (self.values_offset + self.slots).next_multiple_of(layout::OVERFLOW_ALIGN)
     }
 
     /// Total file size.
@@ -227,33 +293,34 @@ impl Header {
         if bytes.len() < FIXED_HEADER {
             return Err(TableError::Truncated { expected: FIXED_HEADER as u64, found });
         }
-        if bytes[..8] != MAGIC {
+        if bytes[layout::MAGIC] != MAGIC {
             return Err(TableError::BadMagic);
         }
-        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+        let u32_at = |at: std::ops::Range<usize>| u32::from_le_bytes(bytes[at].try_into().expect("4 bytes"));
         let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-        let version = u32_at(8);
+        let u64_in = |at: std::ops::Range<usize>| u64_at(at.start);
+        let version = u32_at(layout::VERSION);
         if version != VERSION {
             return Err(TableError::UnsupportedVersion(version));
         }
-        let encoding = u32_at(76);
+        let encoding = u32_at(layout::ENCODING);
         if encoding != VALUE_ENCODING {
             return Err(TableError::UnsupportedEncoding(encoding));
         }
-        let name: String = bytes[16..32].iter().take_while(|&&b| b != 0).map(|&b| b as char).collect();
+        let name: String = bytes[layout::MATERIAL].iter().take_while(|&&b| b != 0).map(|&b| b as char).collect();
         let material: Material = name.parse().map_err(|_| TableError::BadMaterial(name.clone()))?;
-        let values_offset = u64::from(u32_at(12));
-        let slots = u64_at(32);
+        let values_offset = u64::from(u32_at(layout::VALUES_OFFSET));
+        let slots = u64_in(layout::SLOTS);
         let expected_slots = MaterialIndex::new(material).slots();
         if slots != expected_slots {
             return Err(TableError::SlotCount { expected: expected_slots, found: slots });
         }
-        let histogram_len = u64_at(96);
+        let histogram_len = u64_in(layout::HISTOGRAM_LEN);
         if histogram_len > u64::from(u32::MAX) {
             return Err(TableError::InconsistentHeader("histogram length"));
         }
         let histogram_end = FIXED_HEADER as u64 + 8 * histogram_len;
-        if values_offset % 64 != 0 || values_offset < histogram_end {
+        if !values_offset.is_multiple_of(layout::VALUES_ALIGN) || values_offset < histogram_end {
             return Err(TableError::InconsistentHeader("values offset"));
         }
         if found < values_offset {
@@ -261,11 +328,11 @@ impl Header {
         }
         let histogram: Vec<u64> = (0..histogram_len as usize).map(|i| u64_at(FIXED_HEADER + 8 * i)).collect();
         let statistics = Statistics {
-            positions: u64_at(40),
-            wins: u64_at(48),
-            losses: u64_at(56),
-            draws: u64_at(64),
-            max_dtw: u32_at(72),
+            positions: u64_in(layout::POSITIONS),
+            wins: u64_in(layout::WINS),
+            losses: u64_in(layout::LOSSES),
+            draws: u64_in(layout::DRAWS),
+            max_dtw: u32_at(layout::MAX_DTW),
             histogram,
         };
         let s = &statistics;
@@ -281,8 +348,14 @@ impl Header {
         if s.histogram.iter().try_fold(0u64, |acc, &n| acc.checked_add(n)) != Some(s.wins + s.losses) {
             return Err(TableError::InconsistentHeader("histogram does not add up to wins + losses"));
         }
-        let header =
-            Header { material, slots, statistics, overflow_entries: u64_at(80), checksum: u64_at(88), values_offset };
+        let header = Header {
+            material,
+            slots,
+            statistics,
+            overflow_entries: u64_in(layout::OVERFLOW_ENTRIES),
+            checksum: u64_in(layout::CHECKSUM),
+            values_offset,
+        };
         let expected = header.file_size();
         match found.cmp(&expected) {
             std::cmp::Ordering::Less => Err(TableError::Truncated { expected, found }),
@@ -293,26 +366,29 @@ impl Header {
 
     fn to_bytes(&self) -> Vec<u8> {
         let s = &self.statistics;
-        let mut out = Vec::with_capacity(self.values_offset as usize);
-        out.extend_from_slice(&MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&(self.values_offset as u32).to_le_bytes());
+        let mut out = vec![0u8; self.values_offset as usize];
+        let mut put = |at: std::ops::Range<usize>, bytes: &[u8]| out[at].copy_from_slice(bytes);
+        put(layout::MAGIC, &MAGIC);
+        put(layout::VERSION, &VERSION.to_le_bytes());
+        put(layout::VALUES_OFFSET, &(self.values_offset as u32).to_le_bytes());
         let mut name = [0u8; 16];
         let text = self.material.to_string();
         name[..text.len()].copy_from_slice(text.as_bytes());
-        out.extend_from_slice(&name);
-        for n in [self.slots, s.positions, s.wins, s.losses, s.draws] {
-            out.extend_from_slice(&n.to_le_bytes());
+        put(layout::MATERIAL, &name);
+        put(layout::SLOTS, &self.slots.to_le_bytes());
+        put(layout::POSITIONS, &s.positions.to_le_bytes());
+        put(layout::WINS, &s.wins.to_le_bytes());
+        put(layout::LOSSES, &s.losses.to_le_bytes());
+        put(layout::DRAWS, &s.draws.to_le_bytes());
+        put(layout::MAX_DTW, &s.max_dtw.to_le_bytes());
+        put(layout::ENCODING, &VALUE_ENCODING.to_le_bytes());
+        put(layout::OVERFLOW_ENTRIES, &self.overflow_entries.to_le_bytes());
+        put(layout::CHECKSUM, &self.checksum.to_le_bytes());
+        put(layout::HISTOGRAM_LEN, &(s.histogram.len() as u64).to_le_bytes());
+        for (i, n) in s.histogram.iter().enumerate() {
+            let at = FIXED_HEADER + 8 * i;
+            put(at..at + 8, &n.to_le_bytes());
         }
-        out.extend_from_slice(&s.max_dtw.to_le_bytes());
-        out.extend_from_slice(&VALUE_ENCODING.to_le_bytes());
-        out.extend_from_slice(&self.overflow_entries.to_le_bytes());
-        out.extend_from_slice(&self.checksum.to_le_bytes());
-        out.extend_from_slice(&(s.histogram.len() as u64).to_le_bytes());
-        for n in &s.histogram {
-            out.extend_from_slice(&n.to_le_bytes());
-        }
-        out.resize(self.values_offset as usize, 0);
         out
     }
 }
@@ -332,7 +408,7 @@ pub struct SolvedTable {
 
 impl SolvedTable {
     /// The value of `slot`.
-    pub fn value(&self, slot: u64) -> Value {
+    pub fn value(&self, slot: u64) -> Result<Value, CorruptValue> {
         decode(self.values[slot as usize], slot, |s| {
             self.overflow.binary_search_by_key(&s, |&(slot, _)| slot).ok().map(|i| self.overflow[i].1)
         })
@@ -352,8 +428,9 @@ impl SolvedTable {
     fn sections(&self) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
         let slots = self.values.len() as u64;
         let histogram_end = FIXED_HEADER + 8 * self.statistics.histogram.len();
-        let values_offset = (histogram_end as u64).next_multiple_of(64);
-        let padding = vec![0u8; ((values_offset + slots).next_multiple_of(8) - (values_offset + slots)) as usize];
+        let values_offset = (histogram_end as u64).next_multiple_of(layout::VALUES_ALIGN);
+        let values_end = values_offset + slots;
+        let padding = vec![0u8; (values_end.next_multiple_of(layout::OVERFLOW_ALIGN) - values_end) as usize];
         let overflow = self.overflow_bytes();
         let mut header = Header {
             material: self.material,
@@ -409,14 +486,15 @@ impl SolvedTable {
     }
 }
 
-/// Decodes a value byte; `overflow(slot)` finds the exact distance of a 255 byte.
+/// Decodes a value byte; `overflow(slot)` finds the exact distance of a 255 byte. A 255 byte
+/// without an entry is damage, reported rather than guessed at.
 #[inline]
-pub(crate) fn decode(code: u8, slot: u64, overflow: impl FnOnce(u64) -> Option<u32>) -> Value {
+pub(crate) fn decode(code: u8, slot: u64, overflow: impl FnOnce(u64) -> Option<u32>) -> Result<Value, CorruptValue> {
     if code == OVERFLOW_CODE {
-        let dtw = overflow(slot).expect("validated tables have an overflow entry for every 255 byte");
+        let dtw = overflow(slot).ok_or(CorruptValue { slot })?;
         debug_assert!(dtw > MAX_INLINE_DTW);
-        Value::from_dtw(dtw)
+        Ok(Value::from_dtw(dtw))
     } else {
-        Value::decode_inline(code)
+        Ok(Value::decode_inline(code))
     }
 }

@@ -1,8 +1,8 @@
 //! Solved tables of Shogi4 closed games: the retrograde solver, the `.s4tb` file format, the
 //! audit, and probing (value, move values, line of best play).
 //!
-//! Builds on `shogi4-engine`; knows files (it writes and memory-maps tables) but nothing of
-//! HTTP or JSON.
+//! Builds on `shogi4-engine`; knows files (it writes and memory-maps tables, and owns the
+//! table directory) but nothing of HTTP or JSON.
 //!
 //! ```
 //! use shogi4_engine::Position;
@@ -11,7 +11,7 @@
 //! // Solve the closed game of a royal and a carp, then probe it from memory.
 //! let solved = solve("KKC".parse().unwrap(), &Silent);
 //! let tablebase = Tablebase::from_tables([Table::new(solved.table.to_bytes()).unwrap()]);
-//! let position = Position::from_sfen("k3/4/4/K3 b C 1").unwrap();
+//! let position = Position::parse("k3/4/4/K3 b C 1").unwrap();
 //! assert_eq!(tablebase.value(&position).unwrap(), Value::Win(9));
 //! ```
 
@@ -21,13 +21,15 @@ mod memory;
 mod probe;
 mod progress;
 mod solver;
+mod store;
 mod table;
 mod value;
 
 pub use audit::{audit, implied_value, AuditReport, Violation, REPORTED_VIOLATIONS};
-pub use format::{Header, SolvedTable, Statistics, TableError, EXTENSION, MAGIC, VERSION};
-pub use probe::{MainlineStep, MoveValue, ProbeError, ProbeResult, Tablebase};
+pub use format::{layout, CorruptValue, Header, SolvedTable, Statistics, TableError, EXTENSION, MAGIC, VERSION};
+pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeResult, Tablebase};
 pub use progress::{Progress, Silent};
 pub use solver::{peak_rss_bytes, solve, Solution};
-pub use table::{open_table, table_files, MappedTable, Table};
+pub use store::{Loaded, SolveEvent, SolveMode, TableDir, TableStatus};
+pub use table::{open_table, MappedTable, Table};
 pub use value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};

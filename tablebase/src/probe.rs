@@ -1,14 +1,16 @@
-//! Answering queries from a set of tables: the value of a position, every move with its
-//! value (best first), and the line of best play.
+//! Answering queries from tables: the value of a position, every move with its value (best
+//! first), and the line of best play. A closed game's positions stay in it, so one table
+//! answers a position, its moves and its whole line: each query finds its table once.
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use shogi4_engine::{Material, Move, Position};
 
-use crate::format::TableError;
-use crate::table::{open_table, table_files, Table};
+use crate::format::{CorruptValue, TableError};
+use crate::store::{Loaded, TableDir};
+use crate::table::{MappedTable, Table};
 use crate::value::Value;
 
 /// Tables by closed game.
@@ -34,6 +36,13 @@ pub enum ProbeError {
         /// Where the line broke off.
         sfen: String,
     },
+    /// A value byte of the table cannot be decoded (a damaged table).
+    Corrupt {
+        /// The closed game.
+        material: Material,
+        /// The damage.
+        cause: CorruptValue,
+    },
 }
 
 impl fmt::Display for ProbeError {
@@ -50,11 +59,21 @@ impl fmt::Display for ProbeError {
             ProbeError::Inconsistent { material, sfen } => {
                 write!(f, "the {material} table is inconsistent at {sfen}: run `shogi4 audit` on it")
             }
+            ProbeError::Corrupt { material, cause } => {
+                write!(f, "the {material} table is damaged ({cause}): run `shogi4 audit` on it")
+            }
         }
     }
 }
 
-impl std::error::Error for ProbeError {}
+impl std::error::Error for ProbeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ProbeError::Corrupt { cause, .. } => Some(cause),
+            _ => None,
+        }
+    }
+}
 
 /// One legal move and what it is worth to the player making it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,21 +84,58 @@ pub struct MoveValue {
     pub result: Option<Position>,
     /// Its value for the player who makes it: a move into a loss in `n` is a win in `n + 1`.
     pub value: Value,
+    /// What kind of move it is.
+    pub flags: MoveFlags,
+}
+
+/// What kind of move a move is: the badges a client shows beside it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MoveFlags {
     /// It captures a piece (the royal included).
     pub capture: bool,
-    /// It captures the royal: an immediate win.
-    pub royal_capture: bool,
+    /// It promotes the moving piece.
+    pub promotion: bool,
     /// It jumps over a friendly piece.
     pub jump: bool,
+    /// It drops a piece from the hand.
+    pub drop: bool,
+    /// It captures the royal: an immediate win.
+    pub royal_capture: bool,
+}
+
+impl MoveFlags {
+    /// The flags of the legal move `mv` of `position`.
+    pub fn of(position: &Position, mv: Move) -> MoveFlags {
+        MoveFlags {
+            capture: position.is_capture(mv),
+            promotion: mv.promotes(),
+            jump: mv.is_jump(),
+            drop: mv.is_drop(),
+            royal_capture: position.captures_royal(mv),
+        }
+    }
 }
 
 /// The answer for one position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProbeResult {
+    /// The position's closed game (the table that answered).
+    pub material: Material,
     /// The position's value for its side to move.
     pub value: Value,
     /// Every legal move, best first: wins by shortest distance, draws, losses by longest.
     pub moves: Vec<MoveValue>,
+}
+
+/// The line of best play from a position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mainline {
+    /// The position's closed game (the table that answered).
+    pub material: Material,
+    /// The position's value for its side to move.
+    pub value: Value,
+    /// The moves to the royal capture, `dtw` of them; empty for a draw.
+    pub steps: Vec<MainlineStep>,
 }
 
 /// One step of the line of best play.
@@ -94,25 +150,13 @@ pub struct MainlineStep {
 }
 
 impl Tablebase<memmap2::Mmap> {
-    /// Maps every `*.s4tb` file in `dir`. Files that fail validation are returned beside the
-    /// tablebase with their error, and left out; the others are served.
-    pub fn open_dir(dir: &Path, verify_checksums: bool) -> Result<(Self, Vec<(PathBuf, TableError)>), TableError> {
-        let mut tables = BTreeMap::new();
-        let mut rejected = Vec::new();
-        for path in table_files(dir)? {
-            let opened = open_table(&path).and_then(|t| {
-                if verify_checksums {
-                    t.verify_checksum()?;
-                }
-                Ok(t)
-            });
-            match opened {
-                Ok(table) => {
-                    tables.insert(table.header().material, table);
-                }
-                Err(e) => rejected.push((path, e)),
-            }
-        }
+    /// Maps every table in `dir` (see [`TableDir::load`]). Files that fail validation are
+    /// returned beside the tablebase with their error, and left out; the others are served.
+    pub fn open_dir(
+        dir: &Path,
+        verify_checksums: bool,
+    ) -> Result<(Self, Vec<(std::path::PathBuf, TableError)>), TableError> {
+        let Loaded { tables, rejected } = TableDir::new(dir).load(verify_checksums)?;
         Ok((Tablebase { tables }, rejected))
     }
 }
@@ -128,14 +172,8 @@ impl<B: AsRef<[u8]>> Tablebase<B> {
         self.tables.iter()
     }
 
-    /// The table of one closed game.
-    pub fn table(&self, material: Material) -> Option<&Table<B>> {
-        self.tables.get(&material)
-    }
-
-    /// The table of the position's closed game.
-    fn table_of(&self, position: &Position) -> Result<&Table<B>, ProbeError> {
-        let material = position.material();
+    /// The table of a closed game, or the [`ProbeError::NoTable`] that says it is missing.
+    pub fn table(&self, material: Material) -> Result<&Table<B>, ProbeError> {
         self.tables
             .get(&material)
             .ok_or_else(|| ProbeError::NoTable { material, loaded: self.tables.keys().copied().collect() })
@@ -143,55 +181,77 @@ impl<B: AsRef<[u8]>> Tablebase<B> {
 
     /// The value of a position.
     pub fn value(&self, position: &Position) -> Result<Value, ProbeError> {
-        Ok(self.table_of(position)?.probe(position))
+        let table = self.table(position.material())?;
+        table.value_of(position).map_err(|cause| corrupt(table, cause))
     }
 
     /// The value of a position and of each of its moves, best first.
     pub fn probe(&self, position: &Position) -> Result<ProbeResult, ProbeError> {
-        let table = self.table_of(position)?;
-        let value = table.probe(position);
-        let mut moves: Vec<MoveValue> = position
-            .legal_moves()
-            .iter()
-            .map(|&mv| {
-                let royal_capture = position.captures_royal(mv);
-                let result = (!royal_capture).then(|| position.play_unchecked(mv));
-                let value = result.map_or(Value::Win(1), |next| table.probe(&next).for_mover());
-                MoveValue { mv, result, value, capture: position.is_capture(mv), royal_capture, jump: mv.is_jump() }
-            })
-            .collect();
+        self.table(position.material())?.probe(position)
+    }
+
+    /// The line of best play to the royal capture (see [`Table::mainline`]).
+    pub fn mainline(&self, position: &Position) -> Result<Mainline, ProbeError> {
+        self.table(position.material())?.mainline(position)
+    }
+}
+
+impl Tablebase<memmap2::Mmap> {
+    /// Takes the tables out, by closed game.
+    pub fn into_tables(self) -> BTreeMap<Material, MappedTable> {
+        self.tables
+    }
+}
+
+fn corrupt<B: AsRef<[u8]>>(table: &Table<B>, cause: CorruptValue) -> ProbeError {
+    ProbeError::Corrupt { material: table.header().material, cause }
+}
+
+impl<B: AsRef<[u8]>> Table<B> {
+    /// The value of a position of this table's closed game and of each of its moves, best
+    /// first.
+    pub fn probe(&self, position: &Position) -> Result<ProbeResult, ProbeError> {
+        let value = self.value_of(position).map_err(|cause| corrupt(self, cause))?;
+        let mut moves = Vec::new();
+        for &mv in position.legal_moves().iter() {
+            let flags = MoveFlags::of(position, mv);
+            let result = (!flags.royal_capture).then(|| position.play_unchecked(mv));
+            let value = match result {
+                None => Value::Win(1),
+                Some(next) => self.value_of(&next).map_err(|cause| corrupt(self, cause))?.for_mover(),
+            };
+            moves.push(MoveValue { mv, result, value, flags });
+        }
         // Stable: equal values keep move-generation order, so answers are deterministic.
         moves.sort_by_key(|m| std::cmp::Reverse(m.value));
-        Ok(ProbeResult { value, moves })
+        Ok(ProbeResult { material: self.header().material, value, moves })
     }
 
     /// The line of best play to the royal capture (empty for a draw): each side plays its
-    /// best move, the first in [`Tablebase::probe`] order.
-    pub fn mainline(&self, position: &Position) -> Result<(Value, Vec<MainlineStep>), ProbeError> {
-        let value = self.value(position)?;
-        let mut line = Vec::new();
-        let mut current = *position;
-        if value == Value::Draw {
-            return Ok((value, line));
-        }
+    /// best move, the first in [`Table::probe`] order.
+    pub fn mainline(&self, position: &Position) -> Result<Mainline, ProbeError> {
+        let material = self.header().material;
+        let value = self.value_of(position).map_err(|cause| corrupt(self, cause))?;
+        let mut steps = Vec::new();
+        let Some(mut expected) = value.dtw() else { return Ok(Mainline { material, value, steps }) };
         // A consistent table lowers the distance by one each ply; anything else is a damaged
         // table, reported rather than followed.
-        let corrupt = |at: &Position| ProbeError::Inconsistent { material: at.material(), sfen: at.to_sfen() };
-        let mut expected = value.dtw().expect("not a draw");
+        let inconsistent = |at: &Position| ProbeError::Inconsistent { material: at.material(), sfen: at.to_sfen() };
+        let mut current = *position;
         while expected > 0 {
             let probe = self.probe(&current)?;
-            let best = probe.moves.first().ok_or_else(|| corrupt(&current))?;
+            let best = probe.moves.first().ok_or_else(|| inconsistent(&current))?;
             if best.value.dtw() != Some(expected) {
-                return Err(corrupt(&current));
+                return Err(inconsistent(&current));
             }
             expected -= 1;
-            line.push(MainlineStep { mv: best.mv, result: best.result, dtw_after: expected });
+            steps.push(MainlineStep { mv: best.mv, result: best.result, dtw_after: expected });
             match best.result {
                 Some(next) => current = next,
                 None if expected == 0 => break,
-                None => return Err(corrupt(&current)),
+                None => return Err(inconsistent(&current)),
             }
         }
-        Ok((value, line))
+        Ok(Mainline { material, value, steps })
     }
 }

@@ -1,13 +1,13 @@
 //! Reading a table: over any byte slice, or a memory-mapped file. One O(1) lookup per probe.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use memmap2::Mmap;
 use shogi4_engine::{MaterialIndex, Position};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::format::{decode, Header, TableError, CHECKSUM_FIELD};
-use crate::value::{Value, OVERFLOW_CODE};
+use crate::format::{decode, layout, CorruptValue, Header, TableError};
+use crate::value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};
 
 /// A validated table over bytes `B` (a `Vec<u8>`, or an [`Mmap`] of the file).
 pub struct Table<B> {
@@ -50,7 +50,7 @@ impl<B: AsRef<[u8]>> Table<B> {
     }
 
     fn overflow_entry(&self, i: usize) -> (u64, u32) {
-        let entry = &self.overflow()[16 * i..16 * i + 16];
+        let entry = &self.overflow()[layout::OVERFLOW_ENTRY * i..layout::OVERFLOW_ENTRY * (i + 1)];
         (
             u64::from_le_bytes(entry[..8].try_into().expect("8 bytes")),
             u32::from_le_bytes(entry[8..12].try_into().expect("4 bytes")),
@@ -71,14 +71,15 @@ impl<B: AsRef<[u8]>> Table<B> {
         None
     }
 
-    /// The value of `slot`.
+    /// The value of `slot`; an error only for a damaged table (see [`CorruptValue`]).
     #[inline]
-    pub fn value(&self, slot: u64) -> Value {
+    pub fn value(&self, slot: u64) -> Result<Value, CorruptValue> {
         decode(self.values()[slot as usize], slot, |s| self.overflow_dtw(s))
     }
 
     /// The value of `position`, which must belong to this table's closed game.
-    pub fn probe(&self, position: &Position) -> Value {
+    pub fn value_of(&self, position: &Position) -> Result<Value, CorruptValue> {
+        debug_assert_eq!(position.material(), self.header.material);
         self.value(self.index.index_of(position))
     }
 
@@ -87,9 +88,9 @@ impl<B: AsRef<[u8]>> Table<B> {
     pub fn verify_checksum(&self) -> Result<(), TableError> {
         let bytes = self.bytes.as_ref();
         let mut hasher = Xxh3::new();
-        hasher.update(&bytes[..CHECKSUM_FIELD.start]);
+        hasher.update(&bytes[..layout::CHECKSUM.start]);
         hasher.update(&[0u8; 8]);
-        hasher.update(&bytes[CHECKSUM_FIELD.end..]);
+        hasher.update(&bytes[layout::CHECKSUM.end..]);
         let found = hasher.digest();
         if found != self.header.checksum {
             return Err(TableError::Checksum { expected: self.header.checksum, found });
@@ -100,7 +101,7 @@ impl<B: AsRef<[u8]>> Table<B> {
         }
         for i in 0..self.header.overflow_entries as usize {
             let (slot, dtw) = self.overflow_entry(i);
-            if slot >= self.header.slots || self.values()[slot as usize] != OVERFLOW_CODE || dtw <= 253 {
+            if slot >= self.header.slots || self.values()[slot as usize] != OVERFLOW_CODE || dtw <= MAX_INLINE_DTW {
                 return Err(TableError::BadOverflow("entry for a slot without a 255 byte, or a short distance"));
             }
             if i > 0 && self.overflow_entry(i - 1).0 >= slot {
@@ -123,16 +124,4 @@ pub fn open_table(path: &Path) -> Result<MappedTable, TableError> {
     // long as nobody edits the file by hand while it is served.
     let map = unsafe { Mmap::map(&file) }.map_err(io)?;
     Table::new(map)
-}
-
-/// The table files (`*.s4tb`) in a directory, sorted by name.
-pub fn table_files(dir: &Path) -> Result<Vec<PathBuf>, TableError> {
-    let entries = std::fs::read_dir(dir).map_err(|e| TableError::Io(dir.to_path_buf(), e))?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == crate::format::EXTENSION))
-        .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
-        .collect();
-    files.sort();
-    Ok(files)
 }

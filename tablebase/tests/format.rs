@@ -2,7 +2,10 @@
 //! refusal for every kind of damaged file.
 
 use shogi4_engine::{Material, MaterialIndex};
-use shogi4_tablebase::{open_table, solve, Silent, SolvedTable, Statistics, Table, TableError, Value, OVERFLOW_CODE};
+use shogi4_tablebase::{
+    layout, open_table, solve, CorruptValue, Silent, SolvedTable, Statistics, Table, TableDir, TableError, TableStatus,
+    Value, OVERFLOW_CODE,
+};
 
 fn kkc() -> SolvedTable {
     solve("KKC".parse().unwrap(), &Silent).table
@@ -15,12 +18,12 @@ fn refused(bytes: Vec<u8>) -> TableError {
     }
 }
 
-fn put_u32(bytes: &mut [u8], at: usize, value: u32) {
-    bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+fn put_u32(bytes: &mut [u8], at: std::ops::Range<usize>, value: u32) {
+    bytes[at].copy_from_slice(&value.to_le_bytes());
 }
 
-fn put_u64(bytes: &mut [u8], at: usize, value: u64) {
-    bytes[at..at + 8].copy_from_slice(&value.to_le_bytes());
+fn put_u64(bytes: &mut [u8], at: std::ops::Range<usize>, value: u64) {
+    bytes[at].copy_from_slice(&value.to_le_bytes());
 }
 
 #[test]
@@ -36,7 +39,7 @@ fn written_tables_read_back() {
     table.verify_checksum().unwrap();
     assert_eq!(table.header().material, "KKC".parse::<Material>().unwrap());
     assert_eq!(table.header().statistics, solved.statistics);
-    assert_eq!(table.header().values_offset % 64, 0);
+    assert_eq!(table.header().values_offset % layout::VALUES_ALIGN, 0);
     for slot in 0..table.header().slots {
         assert_eq!(table.value(slot), solved.value(slot));
     }
@@ -60,11 +63,11 @@ fn distances_past_a_byte_are_exact() {
     let table = SolvedTable { material, values, overflow, statistics };
     let read = Table::new(table.to_bytes()).unwrap();
     read.verify_checksum().unwrap();
-    assert_eq!(read.value(3), Value::Loss(254));
-    assert_eq!(read.value(7), Value::Win(301));
-    assert_eq!(read.value(100), Value::Loss(100_000));
-    assert_eq!(read.value(5), Value::Win(253));
-    assert_eq!(read.value(6), Value::Draw);
+    assert_eq!(read.value(3), Ok(Value::Loss(254)));
+    assert_eq!(read.value(7), Ok(Value::Win(301)));
+    assert_eq!(read.value(100), Ok(Value::Loss(100_000)));
+    assert_eq!(read.value(5), Ok(Value::Win(253)));
+    assert_eq!(read.value(6), Ok(Value::Draw));
     assert_eq!(read.header().statistics.max_dtw, 100_000);
     assert_eq!(read.header().statistics.histogram[301], 4);
 }
@@ -81,36 +84,36 @@ fn damaged_files_are_refused_with_the_reason() {
     assert!(matches!(refused(longer), TableError::TrailingBytes { .. }));
 
     let mut bad = good.clone();
-    bad[0] = b'X';
+    bad[layout::MAGIC.start] = b'X';
     assert!(matches!(refused(bad), TableError::BadMagic));
 
     let mut bad = good.clone();
-    put_u32(&mut bad, 8, 2);
+    put_u32(&mut bad, layout::VERSION, 2);
     assert!(matches!(refused(bad), TableError::UnsupportedVersion(2)));
 
     let mut bad = good.clone();
-    put_u32(&mut bad, 76, 9);
+    put_u32(&mut bad, layout::ENCODING, 9);
     assert!(matches!(refused(bad), TableError::UnsupportedEncoding(9)));
 
     let mut bad = good.clone();
-    bad[18] = b'X';
+    bad[layout::MATERIAL.start + 2] = b'X';
     assert!(matches!(refused(bad), TableError::BadMaterial(_)));
 
     // A table that claims to be another closed game.
     let mut bad = good.clone();
-    bad[16..32].copy_from_slice(b"KKF\0\0\0\0\0\0\0\0\0\0\0\0\0");
+    bad[layout::MATERIAL].copy_from_slice(b"KKF\0\0\0\0\0\0\0\0\0\0\0\0\0");
     let relabelled = Table::new(bad).expect("same slot count: the header checks alone cannot tell KKC from KKF");
     assert!(matches!(relabelled.verify_checksum(), Err(TableError::Checksum { .. })), "the checksum covers the header");
     let mut bad = good.clone();
-    bad[16..32].copy_from_slice(b"KKCC\0\0\0\0\0\0\0\0\0\0\0\0");
+    bad[layout::MATERIAL].copy_from_slice(b"KKCC\0\0\0\0\0\0\0\0\0\0\0\0");
     assert!(matches!(refused(bad), TableError::SlotCount { .. }));
 
     let mut bad = good.clone();
-    put_u64(&mut bad, 48, header.statistics.wins + 4);
+    put_u64(&mut bad, layout::WINS, header.statistics.wins + 4);
     assert!(matches!(refused(bad), TableError::InconsistentHeader(_)));
 
     let mut bad = good.clone();
-    put_u32(&mut bad, 12, 65);
+    put_u32(&mut bad, layout::VALUES_OFFSET, 65);
     assert!(matches!(refused(bad), TableError::InconsistentHeader(_)));
 
     // A flipped value byte passes the header checks but not the checksum.
@@ -134,10 +137,10 @@ fn a_damaged_table_breaks_the_mainline_with_an_error_not_a_panic() {
     use shogi4_engine::Position;
     use shogi4_tablebase::{ProbeError, Tablebase};
     let solved = kkc();
-    let position = Position::from_sfen("k3/4/4/K3 b C 1").unwrap();
+    let position = Position::parse("k3/4/4/K3 b C 1").unwrap();
     let clean = Tablebase::from_tables([Table::new(solved.to_bytes()).unwrap()]);
-    let (value, line) = clean.mainline(&position).unwrap();
-    assert_eq!(line.len() as u32, value.dtw().unwrap());
+    let line = clean.mainline(&position).unwrap();
+    assert_eq!(line.steps.len() as u32, line.value.dtw().unwrap());
     // Turn the best move's result into a draw: the root still claims a win in 9.
     let best = clean.probe(&position).unwrap().moves[0].result.unwrap();
     let index = MaterialIndex::new("KKC".parse().unwrap());
@@ -145,4 +148,44 @@ fn a_damaged_table_breaks_the_mainline_with_an_error_not_a_panic() {
     damaged.values[index.index_of(&best) as usize] = 0;
     let damaged = Tablebase::from_tables([Table::new(damaged.to_bytes()).unwrap()]);
     assert!(matches!(damaged.mainline(&position), Err(ProbeError::Inconsistent { .. })));
+}
+
+#[test]
+fn a_stray_overflow_byte_is_an_error_not_a_panic() {
+    let solved = kkc();
+    let position = shogi4_engine::Position::parse("k3/4/4/K3 b C 1").unwrap();
+    let slot = MaterialIndex::new(solved.material).index_of(&position);
+    let mut damaged = solved.clone();
+    damaged.values[slot as usize] = OVERFLOW_CODE;
+    assert_eq!(damaged.value(slot), Err(CorruptValue { slot }));
+    let table = Table::new(damaged.to_bytes()).unwrap();
+    assert_eq!(table.value(slot), Err(CorruptValue { slot }));
+    assert!(matches!(table.verify_checksum(), Err(TableError::BadOverflow(_))));
+    let error = table.probe(&position).unwrap_err();
+    assert!(error.to_string().contains(&format!("slot {slot}")), "{error}");
+}
+
+#[test]
+fn the_table_directory_tells_present_missing_damaged_and_misnamed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = TableDir::new(dir.path());
+    let c: Material = "KKC".parse().unwrap();
+    let f: Material = "KKF".parse().unwrap();
+    assert!(matches!(store.status(c, true), TableStatus::Missing));
+    let path = kkc().write_to_dir(dir.path()).unwrap();
+    assert_eq!(path, store.path_of(c));
+    assert!(matches!(store.status(c, true), TableStatus::Present));
+    // The KKC table under KKF's name: refused, so it can neither hide nor replace KKF.
+    std::fs::copy(&path, store.path_of(f)).unwrap();
+    assert!(matches!(store.status(f, false), TableStatus::Damaged(TableError::NameMismatch { .. })));
+    let loaded = store.load(true).unwrap();
+    assert_eq!(loaded.tables.keys().copied().collect::<Vec<_>>(), [c]);
+    assert_eq!(loaded.rejected.len(), 1);
+    // A damaged value byte: present without the checksum, damaged with it.
+    let mut bytes = std::fs::read(&path).unwrap();
+    let at = Table::new(bytes.clone()).unwrap().header().values_offset as usize;
+    bytes[at] ^= 2;
+    std::fs::write(&path, bytes).unwrap();
+    assert!(matches!(store.status(c, false), TableStatus::Present));
+    assert!(matches!(store.status(c, true), TableStatus::Damaged(TableError::Checksum { .. })));
 }

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use shogi4_tablebase::{audit, open_table, table_files};
+use shogi4_tablebase::{audit, open_table, CorruptValue, TableDir, Value};
 
 use super::grouped;
 use crate::error::CliError;
@@ -13,7 +13,7 @@ pub fn run(paths: &[PathBuf], json: bool) -> Result<(), CliError> {
     let mut files = Vec::new();
     for path in paths {
         if path.is_dir() {
-            files.extend(table_files(path)?);
+            files.extend(TableDir::new(path).files()?);
         } else {
             files.push(path.clone());
         }
@@ -55,7 +55,7 @@ fn audit_file(file: &Path, json: bool) -> bool {
         let first: Vec<_> = report
             .first
             .iter()
-            .map(|v| json!({ "slot": v.slot, "sfen": v.position.to_sfen(), "stored": v.stored.to_string(), "implied": v.implied.to_string() }))
+            .map(|v| json!({ "slot": v.slot, "sfen": v.position.to_sfen(), "stored": describe(v.stored), "implied": describe(v.implied) }))
             .collect();
         println!(
             "{}",
@@ -91,8 +91,22 @@ fn audit_file(file: &Path, json: bool) -> bool {
             grouped(report.slots)
         );
         for v in &report.first {
-            println!("  slot {}: {}  stored {}, its moves imply {}", v.slot, v.position.to_sfen(), v.stored, v.implied);
+            println!(
+                "  slot {}: {}  stored {}, its moves imply {}",
+                v.slot,
+                v.position.to_sfen(),
+                describe(v.stored),
+                describe(v.implied)
+            );
         }
     }
     ok
+}
+
+/// A value read from a table, or what made it unreadable.
+fn describe(value: Result<Value, CorruptValue>) -> String {
+    match value {
+        Ok(value) => value.to_string(),
+        Err(e) => format!("nothing readable ({e})"),
+    }
 }

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::json;
 use shogi4_engine::Material;
-use shogi4_tablebase::{audit, open_table, peak_rss_bytes, solve, Solution, Statistics, Table, EXTENSION};
+use shogi4_tablebase::{audit, peak_rss_bytes, solve, Solution, SolveEvent, SolveMode, Statistics, Table, TableDir};
 
 use super::{grouped, print_outcomes, statistics_json};
 use crate::error::CliError;
@@ -36,27 +36,24 @@ impl Selection {
 
 pub fn run(selection: Selection, out: &Path, missing: bool, json: bool) -> Result<(), CliError> {
     let materials = selection.resolve()?;
+    let mode = if missing { SolveMode::Missing } else { SolveMode::All };
     let mut total = Statistics::default();
     let mut solved = 0;
-    for material in materials {
-        let path = out.join(format!("{material}.{EXTENSION}"));
-        if missing && open_table(&path).and_then(|t| t.verify_checksum()).is_ok() {
-            if !json {
-                eprintln!("{material}: present in {}", path.display());
+    TableDir::new(out).solve(&materials, mode, &Bar::new(), |event| match event {
+        SolveEvent::Present(material, path) if !json => eprintln!("{material}: present in {}", path.display()),
+        SolveEvent::Present(..) => {}
+        SolveEvent::Replacing(material, error) => eprintln!("{material}: solving again ({error})"),
+        SolveEvent::Solved(solution, written) => {
+            total.positions += solution.table.statistics.positions;
+            solved += 1;
+            if json {
+                println!("{}", solution_json(solution, Some(written)));
+            } else {
+                print_solution(solution);
+                println!("  written     {}", written.display());
             }
-            continue;
         }
-        let solution = solve(material, &Bar::new());
-        let written = solution.table.write_to_dir(out)?;
-        total.positions += solution.table.statistics.positions;
-        solved += 1;
-        if json {
-            println!("{}", solution_json(&solution, Some(&written)));
-        } else {
-            print_solution(&solution);
-            println!("  written     {}", written.display());
-        }
-    }
+    })?;
     if !json && solved > 1 {
         println!("solved {solved} closed games, {} positions in all", grouped(total.positions));
     }

@@ -7,7 +7,9 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::Json;
 
-use crate::model::{Health, TablesResponse};
+use shogi4_api::TablesResponse;
+
+use crate::model::Health;
 use crate::state::AppState;
 
 /// Every loaded table.
@@ -15,7 +17,7 @@ use crate::state::AppState;
     responses((status = 200, description = "Loaded tables with their statistics (positions in the published \
         convention: both sides to move, unfolded).", body = TablesResponse)))]
 pub async fn tables(State(state): State<Arc<AppState>>) -> Json<TablesResponse> {
-    Json(TablesResponse { tables: state.tables.clone() })
+    Json(TablesResponse { tables: state.tables.values().map(|t| t.info.clone()).collect() })
 }
 
 /// Readiness: the server answers only once its tables are mapped.

@@ -15,7 +15,7 @@ use crate::model::PositionQuery;
 pub fn position_from_query(query: Result<Query<PositionQuery>, QueryRejection>) -> Result<Position, ApiError> {
     let Query(query) = query.map_err(|e| ApiError::BadRequest(format!("malformed query string: {}", e.body_text())))?;
     let text = query.pos.ok_or_else(|| ApiError::BadRequest("missing query parameter `pos` (a SFEN or FEN)".into()))?;
-    Position::from_sfen(&text).map_err(ApiError::from_notation)
+    Position::parse(&text).map_err(ApiError::Position)
 }
 
 /// Whether `If-None-Match` names `etag` (or `*`); weak tags compare by their opaque part.

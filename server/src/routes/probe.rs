@@ -10,48 +10,37 @@ use axum::Json;
 use shogi4_engine::Position;
 
 use super::{etag_matches, position_from_query};
-use crate::error::{ApiError, Problem};
-use crate::model::{
-    mainline_response, probe_response, BatchEntry, BatchRequest, BatchResponse, MainlineResponse, PositionQuery,
-    ProbeResponse,
-};
-use crate::state::AppState;
+use shogi4_api::{BatchEntry, BatchRequest, BatchResponse, MainlineResponse, ProbeResponse, Problem};
+
+use crate::error::ApiError;
+use crate::model::PositionQuery;
+use crate::state::{AppState, ServedTable};
 
 const CACHE_CONTROL: &str = "public, max-age=86400";
 
-/// A cacheable answer: `ETag` from the table, `304` when the client has it already.
+/// A cacheable answer from `table`: its `ETag`, and `304` when the client has it already.
 fn cached<T: serde::Serialize>(
-    state: &AppState,
-    position: &Position,
+    table: &ServedTable,
     headers: &HeaderMap,
     body: impl FnOnce() -> Result<T, ApiError>,
 ) -> Result<Response, ApiError> {
-    let etag = state.per_table.get(&position.material()).map(|t| t.etag.clone());
-    if let Some(etag) = &etag {
-        if etag_matches(headers, etag) {
-            let headers =
-                [(header::ETAG, etag.clone()), (header::CACHE_CONTROL, HeaderValue::from_static(CACHE_CONTROL))];
-            return Ok((StatusCode::NOT_MODIFIED, headers).into_response());
-        }
+    let caching =
+        [(header::ETAG, table.etag.clone()), (header::CACHE_CONTROL, HeaderValue::from_static(CACHE_CONTROL))];
+    if etag_matches(headers, &table.etag) {
+        return Ok((StatusCode::NOT_MODIFIED, caching).into_response());
     }
-    let mut response = Json(body()?).into_response();
-    if let Some(etag) = etag {
-        response.headers_mut().insert(header::ETAG, etag);
-        response.headers_mut().insert(header::CACHE_CONTROL, HeaderValue::from_static(CACHE_CONTROL));
-    }
-    Ok(response)
+    Ok((caching, Json(body()?)).into_response())
 }
 
-fn count_probe(state: &AppState, position: &Position) {
-    if let Some(table) = state.per_table.get(&position.material()) {
-        table.probes.increment(1);
-    }
+/// The probe answer for a position of `table`'s closed game.
+fn probe_in(table: &ServedTable, position: &Position) -> Result<ProbeResponse, ApiError> {
+    let result = table.table.probe(position).map_err(ApiError::from_probe)?;
+    table.probes.increment(1);
+    Ok(ProbeResponse::new(position, &result))
 }
 
 fn probe_one(state: &AppState, position: &Position) -> Result<ProbeResponse, ApiError> {
-    let result = state.tablebase.probe(position).map_err(ApiError::from_probe)?;
-    count_probe(state, position);
-    Ok(probe_response(position, &result))
+    probe_in(state.table(position.material()).map_err(ApiError::from_probe)?, position)
 }
 
 /// The value of a position and of every legal move.
@@ -81,7 +70,8 @@ pub async fn probe(
     query: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let position = position_from_query(query)?;
-    cached(&state, &position, &headers, || probe_one(&state, &position))
+    let table = state.table(position.material()).map_err(ApiError::from_probe)?;
+    cached(table, &headers, || probe_in(table, &position))
 }
 
 /// The line of best play to the royal capture.
@@ -106,10 +96,11 @@ pub async fn mainline(
     query: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let position = position_from_query(query)?;
-    cached(&state, &position, &headers, || {
-        let (value, line) = state.tablebase.mainline(&position).map_err(ApiError::from_probe)?;
-        count_probe(&state, &position);
-        Ok(mainline_response(&position, value, &line))
+    let table = state.table(position.material()).map_err(ApiError::from_probe)?;
+    cached(table, &headers, || {
+        let line = table.table.mainline(&position).map_err(ApiError::from_probe)?;
+        table.probes.increment(1);
+        Ok(MainlineResponse::new(&position, &line))
     })
 }
 
@@ -146,7 +137,7 @@ pub async fn probe_batch(
         .positions
         .into_iter()
         .map(|pos| {
-            let answer = Position::from_sfen(&pos).map_err(ApiError::from_notation).and_then(|p| probe_one(&state, &p));
+            let answer = Position::parse(&pos).map_err(ApiError::Position).and_then(|p| probe_one(&state, &p));
             match answer {
                 Ok(result) => BatchEntry { pos, result: Some(result), error: None },
                 Err(e) => BatchEntry { pos, result: None, error: Some(e.problem()) },

@@ -80,12 +80,13 @@ fn check_moves_agree(probe: &Json) {
 
 #[test]
 fn served_answers_are_consistent() {
-    let dir = std::env::temp_dir().join(format!("shogi4-e2e-{}", std::process::id()));
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
     let games = ["KK", "KKC", "KKR", "KKT"];
     for name in games {
-        solve(name.parse().unwrap(), &Silent).table.write_to_dir(&dir).unwrap();
+        solve(name.parse().unwrap(), &Silent).table.write_to_dir(dir).unwrap();
     }
-    let server = Server::start(&dir);
+    let server = Server::start(dir);
 
     let (status, health) = server.get("/health");
     assert_eq!(status, 200);
@@ -129,9 +130,10 @@ fn served_answers_are_consistent() {
 
 #[test]
 fn sigterm_shuts_down_gracefully() {
-    let dir = std::env::temp_dir().join(format!("shogi4-e2e-term-{}", std::process::id()));
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(&dir).unwrap();
-    let mut server = Server::start(&dir);
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(dir).unwrap();
+    let mut server = Server::start(dir);
     assert_eq!(server.get("/health").0, 200);
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };

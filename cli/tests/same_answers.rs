@@ -1,0 +1,85 @@
+//! The CLI and the API speak one language: `shogi4 probe|mainline POS --json` prints exactly
+//! the body that `GET /probe|/mainline?pos=POS` sends from the same tables, errors included
+//! (the CLI's problem document on stderr), and `shogi4 info --json` is a `GET /tables` entry.
+
+use std::process::Command;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::Request;
+use serde_json::Value as Json;
+use shogi4_engine::MaterialIndex;
+use shogi4_server::{app, AppState, Limits};
+use shogi4_tablebase::{solve, Silent};
+use tower::ServiceExt;
+
+/// What the CLI printed, as text (so field order counts): stdout on success, the problem on
+/// stderr on failure.
+fn cli(args: &[&str]) -> (bool, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_shogi4")).args(args).output().expect("the binary runs");
+    let text = if output.status.success() { output.stdout } else { output.stderr };
+    (output.status.success(), String::from_utf8(text).unwrap().trim_end().to_string())
+}
+
+fn percent_encoded(text: &str) -> String {
+    text.bytes().map(|b| format!("%{b:02X}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cli_json_is_the_api_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let games = ["KK", "KKC", "KKCF"];
+    for name in games {
+        solve(name.parse().unwrap(), &Silent).table.write_to_dir(dir.path()).unwrap();
+    }
+    let tables = dir.path().to_str().unwrap();
+    let router = app(Arc::new(AppState::load(dir.path(), true, 10).unwrap()), &Limits::default());
+    let get = |uri: String| {
+        let router = router.clone();
+        async move {
+            let response = router.oneshot(Request::get(uri).body(Body::empty()).unwrap()).await.unwrap();
+            let ok = response.status().is_success();
+            let bytes = axum::body::to_bytes(response.into_body(), 1 << 24).await.unwrap();
+            (ok, String::from_utf8(bytes.to_vec()).unwrap())
+        }
+    };
+
+    let mut positions = vec![
+        "trfk/3c/C3/KFRT b - 1".to_string(), // the full game: no table
+        "k3/4/4/K3 b Q 1".to_string(),       // unparsable
+        "kk2/4/4/K3 b - 1".to_string(),      // illegal
+        "k3/4/4/K+C2 w - 1".to_string(),
+        "k3/4/4/K3[C] w 0 1".to_string(), // FEN
+    ];
+    for name in games {
+        let index = MaterialIndex::new(name.parse().unwrap());
+        let step = (index.slots() / 40).max(1);
+        for slot in (0..index.slots()).step_by(step as usize) {
+            let position = index.position_at(slot);
+            positions.push(position.to_sfen());
+            positions.push(position.flipped().to_sfen());
+        }
+    }
+    let mut compared = 0;
+    for (i, pos) in positions.iter().enumerate() {
+        for endpoint in ["probe", "mainline"] {
+            if endpoint == "mainline" && i % 5 != 0 {
+                continue;
+            }
+            let from_cli = cli(&[endpoint, pos, "--tables", tables, "--json"]);
+            let from_api = get(format!("/{endpoint}?pos={}", percent_encoded(pos))).await;
+            assert_eq!(from_cli, from_api, "{endpoint} {pos}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 200, "{compared}");
+
+    let (_, listed) = get("/tables".to_string()).await;
+    let listed: Json = serde_json::from_str(&listed).unwrap();
+    for (i, name) in games.iter().enumerate() {
+        let file = dir.path().join(format!("{name}.s4tb"));
+        let (ok, info) = cli(&["info", file.to_str().unwrap(), "--json"]);
+        assert!(ok);
+        assert_eq!(serde_json::from_str::<Json>(&info).unwrap(), listed["tables"][i]);
+    }
+}

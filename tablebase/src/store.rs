@@ -1,0 +1,155 @@
+//! The table directory: where each closed game's table lives (`DIR/KKCF.s4tb`), which tables
+//! in it are usable, and solving the ones that are missing or damaged. The CLI's
+//! `solve --missing` and the server's start-up both go through here.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use shogi4_engine::Material;
+
+use crate::format::{TableError, EXTENSION};
+use crate::progress::Progress;
+use crate::solver::{solve, Solution};
+use crate::table::{open_table, MappedTable};
+
+/// A directory of tables, one file per closed game, named after it.
+#[derive(Clone, Debug)]
+pub struct TableDir {
+    dir: PathBuf,
+}
+
+/// Whether a closed game's table can be served.
+#[derive(Debug)]
+pub enum TableStatus {
+    /// The file is there and passed the checks asked for.
+    Present,
+    /// There is no file.
+    Missing,
+    /// The file is there but unusable: unreadable, truncated, failing its checksum, or naming
+    /// another closed game in its header.
+    Damaged(TableError),
+}
+
+/// The usable tables of a directory, and the files that were refused.
+pub struct Loaded {
+    /// One table per closed game. A table is accepted only under its own name, so two files
+    /// can never claim the same closed game.
+    pub tables: BTreeMap<Material, MappedTable>,
+    /// Files that failed validation, with the reason.
+    pub rejected: Vec<(PathBuf, TableError)>,
+}
+
+/// Which of the named closed games to solve.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SolveMode {
+    /// Every one, replacing existing tables.
+    All,
+    /// Only those whose table is missing or damaged (checksum included).
+    Missing,
+}
+
+/// What [`TableDir::solve`] did for one closed game.
+pub enum SolveEvent<'a> {
+    /// A valid table was already there; nothing was done.
+    Present(Material, &'a Path),
+    /// The table was there but damaged; it is being solved again.
+    Replacing(Material, &'a TableError),
+    /// The game was solved and its table written.
+    Solved(&'a Solution, &'a Path),
+}
+
+impl TableDir {
+    /// The directory `dir` (it need not exist yet).
+    pub fn new(dir: impl Into<PathBuf>) -> TableDir {
+        TableDir { dir: dir.into() }
+    }
+
+    /// The directory.
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the table of `material` lives.
+    pub fn path_of(&self, material: Material) -> PathBuf {
+        self.dir.join(format!("{material}.{EXTENSION}"))
+    }
+
+    /// The table files (`*.s4tb`, not hidden temporary files), sorted by name.
+    pub fn files(&self) -> Result<Vec<PathBuf>, TableError> {
+        let entries = std::fs::read_dir(&self.dir).map_err(|e| TableError::Io(self.dir.clone(), e))?;
+        let mut files: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == EXTENSION))
+            .filter(|p| !p.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')))
+            .collect();
+        files.sort();
+        Ok(files)
+    }
+
+    /// Opens one table file: header checks always, the checksum when `verify`, and the file
+    /// name against the header's material.
+    pub fn open(path: &Path, verify: bool) -> Result<MappedTable, TableError> {
+        let table = open_table(path)?;
+        let header = table.header().material;
+        if path.file_stem().and_then(|s| s.to_str()) != Some(header.to_string().as_str()) {
+            return Err(TableError::NameMismatch { path: path.to_path_buf(), header });
+        }
+        if verify {
+            table.verify_checksum()?;
+        }
+        Ok(table)
+    }
+
+    /// The status of one closed game's table.
+    pub fn status(&self, material: Material, verify: bool) -> TableStatus {
+        match TableDir::open(&self.path_of(material), verify) {
+            Ok(_) => TableStatus::Present,
+            Err(TableError::Io(_, e)) if e.kind() == std::io::ErrorKind::NotFound => TableStatus::Missing,
+            Err(error) => TableStatus::Damaged(error),
+        }
+    }
+
+    /// Maps every table file, keeping the usable ones.
+    pub fn load(&self, verify: bool) -> Result<Loaded, TableError> {
+        let mut loaded = Loaded { tables: BTreeMap::new(), rejected: Vec::new() };
+        for path in self.files()? {
+            match TableDir::open(&path, verify) {
+                Ok(table) => {
+                    loaded.tables.insert(table.header().material, table);
+                }
+                Err(error) => loaded.rejected.push((path, error)),
+            }
+        }
+        Ok(loaded)
+    }
+
+    /// Solves `materials` (smallest first) into this directory, writing each table atomically,
+    /// and reports each step to `on_event`.
+    pub fn solve(
+        &self,
+        materials: &[Material],
+        mode: SolveMode,
+        progress: &dyn Progress,
+        mut on_event: impl FnMut(SolveEvent<'_>),
+    ) -> Result<(), TableError> {
+        let mut materials = materials.to_vec();
+        materials.sort();
+        materials.dedup();
+        for material in materials {
+            if mode == SolveMode::Missing {
+                match self.status(material, true) {
+                    TableStatus::Present => {
+                        on_event(SolveEvent::Present(material, &self.path_of(material)));
+                        continue;
+                    }
+                    TableStatus::Damaged(error) => on_event(SolveEvent::Replacing(material, &error)),
+                    TableStatus::Missing => {}
+                }
+            }
+            let solution = solve(material, progress);
+            let path = solution.table.write_to_dir(&self.dir)?;
+            on_event(SolveEvent::Solved(&solution, &path));
+        }
+        Ok(())
+    }
+}
