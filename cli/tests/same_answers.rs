@@ -9,7 +9,7 @@ use axum::body::Body;
 use axum::http::Request;
 use serde_json::Value as Json;
 use shogi4_engine::MaterialIndex;
-use shogi4_server::{app, AppState, Limits};
+use shogi4_server::{app, AppState, CorsPolicy, Limits};
 use shogi4_tablebase::{solve, Silent};
 use tower::ServiceExt;
 
@@ -33,7 +33,7 @@ async fn cli_json_is_the_api_body() {
         solve(name.parse().unwrap(), &Silent).table.write_to_dir(dir.path()).unwrap();
     }
     let tables = dir.path().to_str().unwrap();
-    let router = app(Arc::new(AppState::load(dir.path(), true, 10).unwrap()), &Limits::default());
+    let router = app(Arc::new(AppState::load(dir.path(), true, Limits::default()).unwrap()), &CorsPolicy::default());
     let get = |uri: String| {
         let router = router.clone();
         async move {

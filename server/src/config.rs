@@ -7,7 +7,7 @@ use std::time::Duration;
 use axum::http::HeaderValue;
 use clap::{Parser, ValueEnum};
 
-use crate::Limits;
+use crate::{CorsPolicy, Limits};
 
 /// Serves solved Shogi4 tables over HTTP. Every flag can also be set by the environment
 /// variable shown.
@@ -66,24 +66,32 @@ pub enum LogFormat {
 }
 
 impl Config {
-    /// The request limits and CORS policy.
-    pub fn limits(&self) -> Result<Limits, String> {
-        let cors_origins = if self.cors_origins.trim() == "*" {
-            None
-        } else {
-            let origins = self
-                .cors_origins
-                .split(',')
-                .map(|o| HeaderValue::from_str(o.trim()).map_err(|_| format!("invalid CORS origin {o:?}")))
-                .collect::<Result<Vec<_>, _>>()?;
-            Some(origins)
-        };
-        Ok(Limits {
+    /// What one request may cost.
+    pub fn limits(&self) -> Limits {
+        Limits {
             max_body_bytes: self.max_body_bytes,
             max_uri_bytes: self.max_uri_bytes,
+            max_batch: self.max_batch,
             concurrency: self.concurrency.max(1),
             timeout: Duration::from_millis(self.timeout_ms),
-            cors_origins,
-        })
+        }
+    }
+
+    /// The CORS policy: `*` alone for any origin, or a comma-separated list of origins.
+    pub fn cors_policy(&self) -> Result<CorsPolicy, String> {
+        if self.cors_origins.trim() == "*" {
+            return Ok(CorsPolicy::AnyOrigin);
+        }
+        let origins = self
+            .cors_origins
+            .split(',')
+            .map(str::trim)
+            .map(|o| match o {
+                "*" => Err("`*` allows any origin and must stand alone in --cors-origins".to_string()),
+                "" => Err("empty origin in --cors-origins".to_string()),
+                _ => HeaderValue::from_str(o).map_err(|_| format!("invalid CORS origin {o:?}")),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(CorsPolicy::Origins(origins))
     }
 }

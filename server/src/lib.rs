@@ -1,6 +1,7 @@
 //! The Shogi4 tablebase HTTP service: memory-mapped tables behind a JSON API.
 //!
-//! [`app`] builds the axum router from an [`AppState`] and [`Limits`]; `main.rs` only reads
+//! [`app`] builds the axum router from an [`AppState`] (tables and [`Limits`]) and a
+//! [`CorsPolicy`]; `main.rs` only reads
 //! configuration, builds missing tables, and serves. Only this crate knows HTTP and JSON.
 
 pub mod config;
@@ -36,19 +37,19 @@ pub use error::ApiError;
 pub use shogi4_api::Problem;
 pub use state::AppState;
 
-/// Request limits and cross-origin policy.
+/// What one request may cost.
 #[derive(Clone, Debug)]
 pub struct Limits {
     /// Largest request body in bytes.
     pub max_body_bytes: usize,
     /// Longest URI in bytes.
     pub max_uri_bytes: usize,
+    /// Most positions in one `POST /probe`.
+    pub max_batch: usize,
     /// Requests handled at once; more are refused with 429.
     pub concurrency: usize,
     /// Time a request may take.
     pub timeout: Duration,
-    /// Origins allowed by CORS; `None` allows any (the default: it is a public API).
-    pub cors_origins: Option<Vec<HeaderValue>>,
 }
 
 impl Default for Limits {
@@ -56,20 +57,31 @@ impl Default for Limits {
         Limits {
             max_body_bytes: 64 * 1024,
             max_uri_bytes: 4096,
+            max_batch: 100,
             concurrency: 1024,
             timeout: Duration::from_secs(10),
-            cors_origins: None,
         }
     }
 }
 
-/// The router with every endpoint, the docs and the middleware.
-pub fn app(state: Arc<AppState>, limits: &Limits) -> Router {
+/// Which web origins may call the API from a browser.
+#[derive(Clone, Debug, Default)]
+pub enum CorsPolicy {
+    /// Any origin (the default: it is a public API).
+    #[default]
+    AnyOrigin,
+    /// Only these origins.
+    Origins(Vec<HeaderValue>),
+}
+
+/// The router with every endpoint, the docs and the middleware; the limits are the state's.
+pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
+    let limits = state.limits.clone();
     let request_id = HeaderName::from_static("x-request-id");
     let cors = CorsLayer::new().allow_methods([Method::GET, Method::POST]).allow_headers(Any).expose_headers(Any);
-    let cors = match &limits.cors_origins {
-        None => cors.allow_origin(Any),
-        Some(origins) => cors.allow_origin(AllowOrigin::list(origins.clone())),
+    let cors = match cors_policy {
+        CorsPolicy::AnyOrigin => cors.allow_origin(Any),
+        CorsPolicy::Origins(origins) => cors.allow_origin(AllowOrigin::list(origins.clone())),
     };
     let max_uri = limits.max_uri_bytes;
     Router::new()

@@ -40,11 +40,11 @@ fn init_logging(format: LogFormat) {
 }
 
 fn run(config: Config) -> Result<(), String> {
-    let limits = config.limits()?;
+    let cors_policy = config.cors_policy()?;
     if !config.no_solve {
         solve_missing(&config)?;
     }
-    let state = AppState::load(&config.tables, !config.skip_checksums, config.max_batch)
+    let state = AppState::load(&config.tables, !config.skip_checksums, config.limits())
         .map_err(|e| format!("cannot read tables: {e}"))?;
     tracing::info!(tables = state.tables.len(), dir = %config.tables.display(), "tables mapped");
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
@@ -64,7 +64,7 @@ fn run(config: Config) -> Result<(), String> {
                 tracing::warn!(%error, "cannot set TCP_NODELAY");
             }
         });
-        axum::serve(listener, app(Arc::new(state), &limits))
+        axum::serve(listener, app(Arc::new(state), &cors_policy))
             .with_graceful_shutdown(shutdown)
             .await
             .map_err(|e| format!("server error: {e}"))

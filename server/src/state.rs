@@ -9,6 +9,8 @@ use shogi4_api::TableInfo;
 use shogi4_engine::Material;
 use shogi4_tablebase::{Loaded, MappedTable, ProbeError, TableDir, TableError};
 
+use crate::Limits;
+
 /// One served table and what a handler needs besides its values.
 pub struct ServedTable {
     /// The table, memory-mapped; probes read it in place.
@@ -27,22 +29,22 @@ pub struct AppState {
     pub tables: BTreeMap<Material, ServedTable>,
     /// Renders `/metrics`.
     pub metrics: PrometheusHandle,
-    /// Most positions in one `POST /probe`.
-    pub max_batch: usize,
+    /// What one request may cost.
+    pub limits: Limits,
 }
 
 impl AppState {
     /// Maps and validates every table in `dir`. Tables that fail are logged and skipped.
-    pub fn load(dir: &Path, verify_checksums: bool, max_batch: usize) -> Result<AppState, TableError> {
+    pub fn load(dir: &Path, verify_checksums: bool, limits: Limits) -> Result<AppState, TableError> {
         let Loaded { tables, rejected } = TableDir::new(dir).load(verify_checksums)?;
         for (path, error) in &rejected {
             tracing::error!(file = %path.display(), %error, "skipping table that failed validation");
         }
-        Ok(AppState::new(tables, max_batch))
+        Ok(AppState::new(tables, limits))
     }
 
     /// State over tables already opened.
-    pub fn new(tables: BTreeMap<Material, MappedTable>, max_batch: usize) -> AppState {
+    pub fn new(tables: BTreeMap<Material, MappedTable>, limits: Limits) -> AppState {
         let metrics = crate::metrics::handle();
         let tables = tables
             .into_iter()
@@ -58,7 +60,7 @@ impl AppState {
                 (material, served)
             })
             .collect();
-        AppState { tables, metrics, max_batch }
+        AppState { tables, metrics, limits }
     }
 
     /// The table of a closed game, or the problem that it is missing.

@@ -7,7 +7,7 @@ use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use axum::Router;
 use serde_json::Value as Json;
-use shogi4_server::{app, openapi, AppState, Limits};
+use shogi4_server::{app, openapi, AppState, CorsPolicy, Limits};
 use shogi4_tablebase::{solve, Silent};
 use tower::ServiceExt;
 
@@ -25,12 +25,17 @@ fn tables_dir() -> &'static PathBuf {
 }
 
 fn router_with(limits: Limits) -> Router {
-    let state = AppState::load(tables_dir(), true, 3).unwrap();
-    app(Arc::new(state), &limits)
+    let state = AppState::load(tables_dir(), true, limits).unwrap();
+    app(Arc::new(state), &CorsPolicy::default())
+}
+
+/// Small batches, so that the batch limit is easy to reach.
+fn limits() -> Limits {
+    Limits { max_batch: 3, ..Limits::default() }
 }
 
 fn router() -> Router {
-    router_with(Limits::default())
+    router_with(limits())
 }
 
 async fn send(router: Router, request: Request<Body>) -> (StatusCode, axum::http::HeaderMap, Json) {
@@ -145,7 +150,7 @@ async fn method_body_and_uri_limits() {
     let (status, headers, body) = get(&long).await;
     assert_problem(status, &headers, &body, StatusCode::URI_TOO_LONG);
 
-    let small = Limits { max_body_bytes: 100, ..Limits::default() };
+    let small = Limits { max_body_bytes: 100, ..limits() };
     let big = serde_json::json!({ "positions": vec!["k3/4/4/K3 b C 1"; 10] }).to_string();
     let request =
         Request::post("/probe").header(header::CONTENT_TYPE, "application/json").body(Body::from(big)).unwrap();
@@ -239,10 +244,10 @@ async fn a_damaged_table_is_skipped_and_the_rest_served() {
     damaged[last] ^= 1;
     std::fs::write(dir.join("KKC.s4tb"), damaged).unwrap();
     std::fs::write(dir.join("KKF.s4tb"), b"not a table").unwrap();
-    let state = AppState::load(dir, true, 10).unwrap();
+    let state = AppState::load(dir, true, limits()).unwrap();
     let names: Vec<String> = state.tables.keys().map(|m| m.to_string()).collect();
     assert_eq!(names, ["KK"]);
-    let router = app(Arc::new(state), &Limits::default());
+    let router = app(Arc::new(state), &CorsPolicy::default());
     let (status, _, body) = send(router, Request::get("/probe?pos=k3/4/4/K3_b_C_1").body(Body::empty()).unwrap()).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(body["loaded"], serde_json::json!(["KK"]));

@@ -130,8 +130,9 @@ pub async fn probe_batch(
             ApiError::BadRequest(format!("malformed JSON body: {}", e.body_text()))
         }
     })?;
-    if request.positions.len() > state.max_batch {
-        return Err(ApiError::BatchTooLarge { sent: request.positions.len(), max: state.max_batch });
+    let max = state.limits.max_batch;
+    if request.positions.len() > max {
+        return Err(ApiError::BatchTooLarge { sent: request.positions.len(), max });
     }
     let results = request
         .positions
