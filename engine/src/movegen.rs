@@ -100,6 +100,14 @@ impl Position {
         self.attacks(self.turn, self.occupied[self.turn], self.royals[!self.turn])
     }
 
+    /// Whether the player who just moved could capture the side to move's royal if it were
+    /// its turn: the royal is threatened (what chess calls check), so the side to move must
+    /// answer the threat or lose in 2.
+    #[inline]
+    pub fn threatens_royal(&self) -> bool {
+        self.attacks(!self.turn, self.occupied[!self.turn], self.royals[self.turn])
+    }
+
     /// Whether, after the legal move `mv` (not a royal capture), the opponent can capture the
     /// mover's royal: `play_unchecked(mv).can_capture_royal()` without building the position.
     /// The opponent's pieces stay where they are, except one captured by `mv`.

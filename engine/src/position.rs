@@ -137,6 +137,30 @@ impl Position {
         Material::from_counts(counts).expect("a legal position has at most two pieces of a kind")
     }
 
+    /// An exact, compact key: board (5 bits a square), hands (2 bits a count) and side to
+    /// move packed into 97 bits. Distinct positions have distinct keys, so a table keyed by it
+    /// never confuses two positions (as a hash could).
+    pub fn key(&self) -> u128 {
+        let mut key = 0u128;
+        for square in self.board {
+            let code = square.map_or(0, |p| {
+                let kind = match (p.kind.hand_index(), p.promoted) {
+                    (None, _) => 0,
+                    (Some(i), false) => 1 + i as u128,
+                    (Some(i), true) => 5 + i as u128,
+                };
+                1 + 9 * (p.color as u128) + kind
+            });
+            key = key << 5 | code;
+        }
+        for color in Color::BOTH {
+            for count in self.hands[color].0 {
+                key = key << 2 | u128::from(count);
+            }
+        }
+        key << 1 | self.turn as u128
+    }
+
     /// The unchecked form of this position.
     pub fn to_setup(&self) -> Setup {
         Setup { board: self.board, hands: self.hands, turn: self.turn }

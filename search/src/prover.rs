@@ -1,0 +1,188 @@
+//! The proof search proper: two depth-bounded questions answered by AND/OR search, and the
+//! iterative deepening that turns them into an exact distance to win.
+//!
+//! `wins_within(P, d)`: some move captures the royal (d ≥ 1), or leads to a position that
+//! loses within `d − 1`. `loses_within(P, d)`: `P` has no legal move, or every move leads to a
+//! position that wins within `d − 1`. Both are monotone in `d` and depend on the position
+//! alone, which is what lets the transposition table keep their answers as bounds. Asking
+//! them for `d = 1, 2, 3, …` in turn, the first "yes" comes exactly at the distance to win:
+//! every shallower question was answered "no".
+
+use std::time::Instant;
+
+use arrayvec::ArrayVec;
+use shogi4_engine::{Move, Position, MAX_MOVES};
+
+use crate::table::{key_of, Bounds, TranspositionTable, UNKNOWN};
+
+/// The deepest distance a search may ask about (the table stores depths in a byte).
+pub const MAX_DEPTH: u32 = 250;
+
+/// How often (in nodes) the clock is read.
+const CLOCK_INTERVAL: u64 = 1 << 12;
+
+/// The budget ran out before a question was answered; nothing half-done is stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Aborted;
+
+/// Answers depth-bounded questions within a node and time budget, over a table it borrows.
+pub(crate) struct Prover<'t> {
+    table: &'t mut TranspositionTable,
+    /// Nodes expanded so far.
+    pub nodes: u64,
+    max_nodes: u64,
+    deadline: Option<Instant>,
+}
+
+impl<'t> Prover<'t> {
+    pub fn new(table: &'t mut TranspositionTable, max_nodes: u64, deadline: Option<Instant>) -> Prover<'t> {
+        Prover { table, nodes: 0, max_nodes, deadline }
+    }
+
+    /// Sets a new budget (nodes counted from now on, and a deadline).
+    pub fn budget(&mut self, max_nodes: u64, deadline: Option<Instant>) {
+        self.max_nodes = self.nodes.saturating_add(max_nodes);
+        self.deadline = deadline;
+    }
+
+    fn tick(&mut self) -> Result<(), Aborted> {
+        self.nodes += 1;
+        if self.nodes > self.max_nodes {
+            return Err(Aborted);
+        }
+        if self.nodes % CLOCK_INTERVAL == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            // Stay aborted: the node count is pinned past the limit.
+            self.max_nodes = self.nodes - 1;
+            return Err(Aborted);
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, key: u128, update: impl FnOnce(&mut Bounds)) {
+        // Read again: the subtree may have stored facts about this very position (a cycle).
+        let mut bounds = self.table.get(key);
+        update(&mut bounds);
+        self.table.put(key, bounds);
+    }
+
+    /// Whether the side to move can force the royal capture within `d` plies.
+    pub fn wins_within(&mut self, position: &Position, d: u32) -> Result<bool, Aborted> {
+        if position.can_capture_royal() {
+            return Ok(true);
+        }
+        // Otherwise a win takes at least 3 plies (and wins have odd distances).
+        let d = if d % 2 == 0 { d.saturating_sub(1) } else { d };
+        if d < 3 {
+            return Ok(false);
+        }
+        let key = key_of(position);
+        let known = self.table.get(key);
+        if u32::from(known.win_within) <= d {
+            return Ok(true);
+        }
+        if u32::from(known.no_win_within) >= d {
+            return Ok(false);
+        }
+        self.tick()?;
+        let moves = position.legal_moves();
+        // Candidates: moves that do not hand the opponent a royal capture, best guesses first:
+        // the last winning move, then moves that threaten the royal, then captures.
+        let mut candidates: ArrayVec<(u32, u8, Position), MAX_MOVES> = ArrayVec::new();
+        for (i, &mv) in moves.iter().enumerate() {
+            if position.exposes_royal(mv) {
+                continue;
+            }
+            let child = position.play_unchecked(mv);
+            let score = u32::from(i == usize::from(known.hint)) * 4
+                + u32::from(child.threatens_royal()) * 2
+                + u32::from(position.is_capture(mv));
+            candidates.push((score, i as u8, child));
+        }
+        candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
+        for (_, i, child) in &candidates {
+            if self.loses_within(child, d - 1)? {
+                self.record(key, |b| {
+                    b.win_within = b.win_within.min(d as u8);
+                    b.hint = *i;
+                });
+                return Ok(true);
+            }
+        }
+        self.record(key, |b| b.no_win_within = b.no_win_within.max(d as u8));
+        Ok(false)
+    }
+
+    /// Whether the opponent can force the capture of the side to move's royal within `d`
+    /// plies (or the side to move has no legal move).
+    pub fn loses_within(&mut self, position: &Position, d: u32) -> Result<bool, Aborted> {
+        if position.can_capture_royal() {
+            return Ok(false);
+        }
+        let d = if d % 2 == 1 { d - 1 } else { d };
+        let moves = position.legal_moves();
+        if moves.is_empty() {
+            return Ok(true);
+        }
+        // Within 2: every move must let the opponent capture the royal.
+        let exposing = |mv: &Move| position.exposes_royal(*mv);
+        if d < 4 {
+            return Ok(d == 2 && moves.iter().all(exposing));
+        }
+        let key = key_of(position);
+        let known = self.table.get(key);
+        if u32::from(known.loss_within) <= d {
+            return Ok(true);
+        }
+        if u32::from(known.no_loss_within_plus_one) > d {
+            return Ok(false);
+        }
+        self.tick()?;
+        // Moves that expose the royal lose in 2 whatever happens; the others must each be
+        // answered by a win within d − 1. Try the defence that held last time first.
+        let mut defences: ArrayVec<(u32, u8, Move), MAX_MOVES> = ArrayVec::new();
+        for (i, &mv) in moves.iter().enumerate() {
+            if !exposing(&mv) {
+                let score = u32::from(i == usize::from(known.hint)) * 2 + u32::from(position.is_capture(mv));
+                defences.push((score, i as u8, mv));
+            }
+        }
+        defences.sort_by_key(|c| std::cmp::Reverse(c.0));
+        for &(_, i, mv) in &defences {
+            if !self.wins_within(&position.play_unchecked(mv), d - 1)? {
+                self.record(key, |b| {
+                    b.no_loss_within_plus_one = b.no_loss_within_plus_one.max(d as u8 + 1);
+                    b.hint = i;
+                });
+                return Ok(false);
+            }
+        }
+        self.record(key, |b| b.loss_within = b.loss_within.min(d as u8));
+        Ok(true)
+    }
+
+    /// Iterative deepening up to `max_depth`: `Ok(Some(d))` when the first result comes at
+    /// depth `d` (the exact distance to win), `Ok(None)` when there is none within
+    /// `max_depth`, and the last depth completed with no result when the budget runs out.
+    pub fn deepen(&mut self, position: &Position, max_depth: u32) -> (Option<u32>, u32) {
+        if position.can_capture_royal() {
+            return (Some(1), 1);
+        }
+        if position.has_no_legal_move() {
+            return (Some(0), 0);
+        }
+        // Neither a win in 1 nor a loss in 0.
+        let mut established = 1;
+        for d in 2..=max_depth.min(MAX_DEPTH) {
+            let found = if d % 2 == 1 { self.wins_within(position, d) } else { self.loses_within(position, d) };
+            match found {
+                Ok(true) => return (Some(d), d),
+                Ok(false) => established = d,
+                Err(Aborted) => break,
+            }
+        }
+        (None, established)
+    }
+}
+
+// Every depth a search asks about is below the table's "not established" marker.
+const _: () = assert!(UNKNOWN as u32 > MAX_DEPTH);

@@ -1,0 +1,122 @@
+//! The transposition table: what has been established about positions, keyed exactly.
+//!
+//! Every fact stored is a truth about the position alone (values ignore history), so entries
+//! stay valid across iterations, searches and requests: a table can be reused for as long
+//! as one likes. Each entry holds four depth bounds on two monotone questions:
+//! "does the side to move win within `d` plies?" and "does it lose within `d`?" (if yes for
+//! `d`, yes for every larger `d`). Keys are exact ([`Position::key`]), so a lookup never
+//! answers for another position.
+
+use shogi4_engine::Position;
+
+/// Bounds known for one position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Bounds {
+    /// Largest `d` for which "no win within `d`" is established (0: nothing beyond the
+    /// trivial).
+    pub no_win_within: u8,
+    /// Smallest `d` for which "win within `d`" is established; [`UNKNOWN`] if none.
+    pub win_within: u8,
+    /// One more than the largest `d` for which "no loss within `d`" is established (0:
+    /// nothing known; a loss within 0 is possible, so 0 itself is a fact worth storing).
+    pub no_loss_within_plus_one: u8,
+    /// Smallest `d` for which "loss within `d`" is established; [`UNKNOWN`] if none.
+    pub loss_within: u8,
+    /// The move (its index in generation order) that last decided a question here: the
+    /// winning move, or the defence that refuted a loss. Tried first next time.
+    pub hint: u8,
+}
+
+/// "Not established" for the upper bounds.
+pub(crate) const UNKNOWN: u8 = u8::MAX;
+
+impl Bounds {
+    const NOTHING: Bounds =
+        Bounds { no_win_within: 0, win_within: UNKNOWN, no_loss_within_plus_one: 0, loss_within: UNKNOWN, hint: 0 };
+}
+
+#[derive(Clone, Copy)]
+struct Entry {
+    key: u128,
+    bounds: Bounds,
+}
+
+const EMPTY: Entry = Entry { key: 0, bounds: Bounds::NOTHING };
+/// Entries per bucket: a new position replaces the one of the two with less established.
+const WAYS: usize = 2;
+
+/// A fixed-size table: its memory is allocated once, at creation, and never grows.
+pub struct TranspositionTable {
+    buckets: Vec<[Entry; WAYS]>,
+}
+
+impl TranspositionTable {
+    /// A table of about `bytes` bytes (at least one bucket).
+    pub fn with_bytes(bytes: usize) -> TranspositionTable {
+        let bucket = std::mem::size_of::<[Entry; WAYS]>();
+        // The largest power of two that fits, so a bucket is found by masking.
+        let fitting = (bytes / bucket).max(1);
+        let buckets = if fitting.is_power_of_two() { fitting } else { fitting.next_power_of_two() / 2 };
+        TranspositionTable { buckets: vec![[EMPTY; WAYS]; buckets] }
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.buckets.len() * std::mem::size_of::<[Entry; WAYS]>()
+    }
+
+    /// Forgets everything.
+    pub fn clear(&mut self) {
+        self.buckets.fill([EMPTY; WAYS]);
+    }
+
+    fn bucket(&self, key: u128) -> usize {
+        // Fold and mix the 97-bit key; the low bits alone are the side to move and hands.
+        let folded = (key as u64) ^ ((key >> 64) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mixed = (folded ^ (folded >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        (mixed >> 32) as usize & (self.buckets.len() - 1)
+    }
+
+    /// What is known about `position` (keyed by `key`).
+    pub(crate) fn get(&self, key: u128) -> Bounds {
+        // The empty key 0 is no legal position (every position has two royals).
+        self.buckets[self.bucket(key)].iter().find(|e| e.key == key).map_or(Bounds::NOTHING, |e| e.bounds)
+    }
+
+    /// Records `bounds` for `key`, replacing what was there.
+    pub(crate) fn put(&mut self, key: u128, bounds: Bounds) {
+        let index = self.bucket(key);
+        let bucket = &mut self.buckets[index];
+        let worth = |e: &Entry| e.bounds.no_win_within.max(e.bounds.no_loss_within_plus_one);
+        let slot = match bucket.iter().position(|e| e.key == key) {
+            Some(i) => i,
+            None => (0..WAYS).min_by_key(|&i| (bucket[i].key != 0, worth(&bucket[i]))).expect("WAYS > 0"),
+        };
+        bucket[slot] = Entry { key, bounds };
+    }
+}
+
+/// The key of a position (see [`Position::key`]).
+#[inline]
+pub(crate) fn key_of(position: &Position) -> u128 {
+    position.key()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stays_within_its_size_and_remembers() {
+        let mut table = TranspositionTable::with_bytes(1 << 20);
+        assert!(table.bytes() <= 1 << 20 && table.bytes() > 1 << 19, "{}", table.bytes());
+        let key = key_of(&Position::start());
+        assert_eq!(table.get(key), Bounds::NOTHING);
+        let known = Bounds { no_win_within: 5, ..Bounds::NOTHING };
+        table.put(key, known);
+        assert_eq!(table.get(key), known);
+        assert_eq!(table.get(key ^ 2), Bounds::NOTHING);
+        table.clear();
+        assert_eq!(table.get(key), Bounds::NOTHING);
+    }
+}

@@ -1,0 +1,170 @@
+//! The search is exact where it claims: positions of closed games that have tables are
+//! searched as if they had none, and every proven value must be the table's, every
+//! "no result within D" consistent with it (a draw, or a distance above D). A brute-force
+//! minimax, with no table and no pruning, checks the small depths independently.
+
+use rayon::prelude::*;
+use shogi4_engine::{MaterialIndex, Position};
+use shogi4_search::{Limits, Outcome, Search};
+use shogi4_tablebase::{solve, Silent, Table, Value};
+
+/// Positions to check; `SHOGI4_SEARCH_DIFF_POSITIONS` raises or lowers it.
+fn sample_size() -> usize {
+    std::env::var("SHOGI4_SEARCH_DIFF_POSITIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(100_000)
+}
+
+/// A small deterministic generator (xorshift64*), so a failure can be replayed.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+/// Whether what the search says about `position` is true of its table value.
+fn consistent(outcome: Outcome, truth: Value) -> bool {
+    match outcome {
+        Outcome::Proven(value) => value == truth,
+        Outcome::Unknown { no_result_within } => truth.dtw().is_none_or(|d| d > no_result_within),
+    }
+}
+
+#[test]
+fn proven_values_equal_the_tables_and_unknowns_are_true() {
+    let games = ["KKC", "KKF", "KKR", "KKT", "KKCF", "KKCR", "KKFT", "KKRT", "KKCC", "KKCFR", "KKCRT"];
+    let tables: Vec<Table<Vec<u8>>> =
+        games.par_iter().map(|g| Table::new(solve(g.parse().unwrap(), &Silent).table.to_bytes()).unwrap()).collect();
+    let per_game = sample_size() / games.len();
+    let (checked, proven, wrong) = tables
+        .par_iter()
+        .enumerate()
+        .map(|(g, table)| {
+            let index = MaterialIndex::new(table.header().material);
+            let mut rng = Rng(0x9E37_79B9 + g as u64);
+            let mut search = Search::new(4 << 20);
+            let (mut proven, mut wrong) = (0, Vec::new());
+            for i in 0..per_game {
+                let slot = rng.next() % index.slots();
+                let position = index.position_at(slot);
+                let position = if i % 2 == 1 { position.flipped() } else { position };
+                let truth = table.value(slot).unwrap();
+                let outcome = search.prove(&position, &Limits::nodes(2_000)).outcome;
+                proven += usize::from(matches!(outcome, Outcome::Proven(_)));
+                if !consistent(outcome, truth) {
+                    wrong.push(format!("{}: search {outcome:?}, table {truth}", position.to_sfen()));
+                }
+            }
+            (per_game, proven, wrong)
+        })
+        .reduce(|| (0, 0, Vec::new()), |a, b| (a.0 + b.0, a.1 + b.1, [a.2, b.2].concat()));
+    assert!(wrong.is_empty(), "{} of {checked} wrong, e.g. {:?}", wrong.len(), &wrong[..wrong.len().min(5)]);
+    // The search must prove a good share, or the check above is empty.
+    assert!(proven * 2 > checked, "only {proven} of {checked} proven");
+    eprintln!("{checked} positions: {proven} proven, the rest consistent");
+}
+
+/// The value of `position` truncated at depth `d` by plain minimax over every move: a proven
+/// value when its distance is at most `d`, otherwise unknown.
+fn minimax(position: &Position, d: u32) -> Option<Value> {
+    let moves = position.legal_moves();
+    if moves.is_empty() {
+        return Some(Value::Loss(0));
+    }
+    if moves.iter().any(|&mv| position.captures_royal(mv)) {
+        return (d >= 1).then_some(Value::Win(1));
+    }
+    if d == 0 {
+        return None;
+    }
+    let children: Vec<Option<Value>> =
+        moves.iter().map(|&mv| minimax(&position.play_unchecked(mv), d - 1).map(Value::for_mover)).collect();
+    let best_win = children.iter().flatten().filter(|v| matches!(v, Value::Win(_))).max();
+    if let Some(&win) = best_win {
+        return Some(win);
+    }
+    if children.iter().all(Option::is_some) {
+        return children.into_iter().flatten().max();
+    }
+    None
+}
+
+#[test]
+fn small_depths_agree_with_brute_force_minimax() {
+    let mut search = Search::new(1 << 20);
+    let mut rng = Rng(7);
+    let mut proven = 0;
+    for game in ["KKC", "KKCF", "KKCCFFRRTT"] {
+        let material = game.parse().unwrap();
+        let index = MaterialIndex::new(material);
+        for _ in 0..150 {
+            let position = if index.slots() > 0 && game != "KKCCFFRRTT" {
+                index.position_at(rng.next() % index.slots())
+            } else {
+                // Real-game positions: random playouts from the start.
+                let mut p = Position::start();
+                for _ in 0..rng.next() % 12 {
+                    let moves = p.legal_moves();
+                    let mv = moves[(rng.next() % moves.len() as u64) as usize];
+                    if p.captures_royal(mv) {
+                        break;
+                    }
+                    p = p.play_unchecked(mv);
+                }
+                p
+            };
+            let depth = 4;
+            let truth = minimax(&position, depth);
+            let limits = Limits { max_depth: depth, ..Limits::nodes(u64::MAX) };
+            let outcome = search.prove(&position, &limits).outcome;
+            let expected = match truth {
+                Some(value) => Outcome::Proven(value),
+                None => Outcome::Unknown { no_result_within: depth },
+            };
+            assert_eq!(outcome, expected, "{}", position.to_sfen());
+            proven += usize::from(truth.is_some());
+        }
+    }
+    assert!(proven > 50, "{proven}");
+}
+
+#[test]
+fn analysis_and_mainline_agree_with_the_table() {
+    let table = Table::new(solve("KKCF".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
+    let index = table.index();
+    let mut search = Search::new(4 << 20);
+    let mut rng = Rng(11);
+    let mut lines = 0;
+    for _ in 0..200 {
+        let slot = rng.next() % index.slots();
+        let position = index.position_at(slot);
+        let analysis = search.analyse(&position, &Limits::nodes(50_000));
+        let probe = table.probe(&position).unwrap();
+        assert!(consistent(analysis.outcome, probe.value), "{}", position.to_sfen());
+        assert_eq!(analysis.moves.len(), probe.moves.len());
+        for m in &analysis.moves {
+            let truth = probe.moves.iter().find(|t| t.mv == m.mv).unwrap().value;
+            assert!(consistent(m.outcome, truth), "{} {}: {:?} vs {truth}", position.to_sfen(), m.mv, m.outcome);
+        }
+        if let Some((value, steps)) = search.mainline(&position, &Limits::nodes(200_000)) {
+            assert_eq!(value, probe.value);
+            assert_eq!(steps.len() as u32, value.dtw().unwrap());
+            // Every step keeps the exact distance, by the table.
+            let mut current = position;
+            for step in &steps {
+                match step.result {
+                    Some(next) => {
+                        assert_eq!(table.value_of(&next).unwrap().dtw(), Some(step.dtw_after));
+                        current = next;
+                    }
+                    None => assert!(current.captures_royal(step.mv) && step.dtw_after == 0),
+                }
+            }
+            lines += 1;
+        }
+    }
+    assert!(lines > 50, "{lines}");
+}
