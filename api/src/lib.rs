@@ -1,5 +1,5 @@
 //! The JSON vocabulary of the Shogi4 tablebase, shared by the HTTP API and the `shogi4` CLI:
-//! one type per answer, built from engine and tablebase results in one place, so that both
+//! one type per answer, built from table or search results in one place, so that both
 //! edges say the same thing in the same words and the OpenAPI schemas follow the code.
 //!
 //! ```
@@ -19,6 +19,6 @@ mod responses;
 
 pub use problem::Problem;
 pub use responses::{
-    BatchEntry, BatchRequest, BatchResponse, Category, MainlineMove, MainlineResponse, MoveInfo, ProbeResponse, Side,
-    TableInfo, TablesResponse,
+    BatchEntry, BatchRequest, BatchResponse, Category, MainlineMove, MainlineResponse, MoveInfo, ProbeResponse,
+    SearchStats, Side, Source, TableInfo, TablesResponse,
 };

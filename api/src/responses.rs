@@ -1,14 +1,16 @@
 //! The answers: probe, mainline, batch and table descriptions, with their builders from
-//! tablebase results. Engine and tablebase types are converted here and nowhere else.
+//! tablebase and search results. Engine, tablebase and search types are converted here and
+//! nowhere else.
 
 use serde::{Deserialize, Serialize};
-use shogi4_engine::{Color, Position};
-use shogi4_tablebase::{Header, Mainline, MoveValue, ProbeResult, Value};
+use shogi4_engine::{Color, Material, Position};
+use shogi4_search::{Analysis, MoveOutcome, Outcome, Report};
+use shogi4_tablebase::{Header, Mainline, MainlineStep, MoveFlags, MoveValue, ProbeResult, Value};
 use utoipa::ToSchema;
 
 use crate::Problem;
 
-/// Win, loss or draw.
+/// Win, loss or draw, or (from a search only) unknown.
 #[derive(Clone, Copy, Debug, Serialize, ToSchema, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Category {
@@ -18,6 +20,60 @@ pub enum Category {
     Loss,
     /// Neither side can force a royal capture.
     Draw,
+    /// A search found no forced result within `no_result_within` plies: the distance is
+    /// larger, or it is a draw. Tables never answer this.
+    Unknown,
+}
+
+/// Where an answer came from.
+#[derive(Clone, Copy, Debug, Serialize, ToSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    /// The solved table of the position's closed game: every value exact, draws included.
+    Table,
+    /// A proof search (no table holds the position, as for every real-game position):
+    /// wins and losses it reports are exact; the rest is `unknown` with the depth searched.
+    Search,
+}
+
+/// What a search did for an answer.
+#[derive(Clone, Copy, Debug, Serialize, ToSchema, PartialEq, Eq)]
+pub struct SearchStats {
+    /// Positions expanded.
+    pub nodes: u64,
+    /// Wall-clock milliseconds.
+    pub millis: u64,
+}
+
+impl SearchStats {
+    fn new(nodes: u64, elapsed: std::time::Duration) -> SearchStats {
+        SearchStats { nodes, millis: elapsed.as_millis() as u64 }
+    }
+}
+
+/// A value as the API states it: category, distance, and for unknown results the depth
+/// searched without finding one.
+struct Stated {
+    category: Category,
+    dtw: Option<u32>,
+    no_result_within: Option<u32>,
+}
+
+impl From<Value> for Stated {
+    fn from(value: Value) -> Stated {
+        Stated { category: value.into(), dtw: value.dtw(), no_result_within: None }
+    }
+}
+
+impl From<Outcome> for Stated {
+    fn from(outcome: Outcome) -> Stated {
+        match outcome {
+            Outcome::Proven(value) => value.into(),
+            Outcome::Unknown { no_result_within } => {
+                Stated { category: Category::Unknown, dtw: None, no_result_within: Some(no_result_within) }
+            }
+        }
+    }
 }
 
 impl From<Value> for Category {
@@ -65,8 +121,12 @@ pub struct MoveInfo {
     pub category: Category,
     /// Plies from the probed position to the royal capture if this move is played and both
     /// sides then play perfectly, counting this move: 1 for a royal capture. For the best move
-    /// this equals the position's `dtw`. Null for draws.
+    /// this equals the position's `dtw`. Null for draws and unknown results.
     pub dtw: Option<u32>,
+    /// For an `unknown` move (search only): no forced result within this many plies from the
+    /// probed position, this move included.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_result_within: Option<u32>,
     /// It captures a piece (the royal included).
     pub capture: bool,
     /// It promotes the moving piece.
@@ -83,7 +143,7 @@ pub struct MoveInfo {
 #[derive(Clone, Debug, Serialize, ToSchema, PartialEq, Eq)]
 #[schema(example = json!({
     "sfen": "k3/4/4/K3 b C 1", "fen": "k3/4/4/K3[C] w 0 1", "material": "KKC", "side_to_move": "first",
-    "category": "win", "dtw": 9,
+    "category": "win", "dtw": 9, "source": "table",
     "moves": [{"move": "a1b2", "sfen": "k3/4/1K2/4 w C 1", "fen": "k3/4/1K2/4[C] b 0 1", "category": "win", "dtw": 9,
                "capture": false, "promotion": false, "jump": false, "drop": false, "royal_capture": false}]
 }))]
@@ -100,10 +160,20 @@ pub struct ProbeResponse {
     pub category: Category,
     /// Distance to win: plies until the royal is captured under perfect play (the winner
     /// shortens, the loser lengthens). Odd when the side to move wins, even when it loses;
-    /// 1 = it can capture the royal now; 0 = it has no legal move and has lost. Null for draws.
+    /// 1 = it can capture the royal now; 0 = it has no legal move and has lost. Null for draws
+    /// and unknown results.
     pub dtw: Option<u32>,
-    /// Every legal move, best first: wins by shortest `dtw`, then draws, then losses by
-    /// longest `dtw`; ties in move-generation order.
+    /// For an `unknown` result: neither side can force the royal capture within this many
+    /// plies (the search went that deep).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_result_within: Option<u32>,
+    /// Where the answer came from.
+    pub source: Source,
+    /// For `source: search`: the work it took.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchStats>,
+    /// Every legal move, best first: wins by shortest `dtw`, then draws (tables) or unknown
+    /// (search), then losses by longest `dtw`; ties in move-generation order.
     pub moves: Vec<MoveInfo>,
 }
 
@@ -122,7 +192,7 @@ pub struct MainlineMove {
 /// The line of best play from a position to the royal capture.
 #[derive(Clone, Debug, Serialize, ToSchema, PartialEq, Eq)]
 #[schema(example = json!({
-    "sfen": "k3/4/1K2/4 b C 1", "material": "KKC", "category": "win", "dtw": 3, "winner": "first",
+    "sfen": "k3/4/1K2/4 b C 1", "material": "KKC", "category": "win", "dtw": 3, "source": "table", "winner": "first",
     "mainline": [
         {"move": "C@b3", "sfen": "k3/1C2/1K2/4 w - 1", "dtw": 2},
         {"move": "a4b4", "sfen": "1k2/1C2/1K2/4 b - 1", "dtw": 1},
@@ -136,11 +206,18 @@ pub struct MainlineResponse {
     pub material: String,
     /// The value for the side to move.
     pub category: Category,
-    /// Plies to the royal capture; null for draws. Equals the length of `mainline`.
+    /// Plies to the royal capture; null for draws and unknown results. Equals the length of
+    /// `mainline`.
     pub dtw: Option<u32>,
-    /// Who captures the royal at the end of the line; null for draws.
+    /// For an `unknown` result: no forced result within this many plies.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub no_result_within: Option<u32>,
+    /// Where the answer came from.
+    pub source: Source,
+    /// Who captures the royal at the end of the line; null for draws and unknown results.
     pub winner: Option<Side>,
-    /// The moves, each side playing its best; empty for a draw (play goes on forever).
+    /// The moves, each side playing its best; empty for a draw (play goes on forever) or an
+    /// unknown result.
     pub mainline: Vec<MainlineMove>,
 }
 
@@ -211,54 +288,86 @@ pub struct TablesResponse {
 }
 
 impl MoveInfo {
-    /// A move of a probe answer.
-    pub fn new(m: &MoveValue) -> MoveInfo {
+    fn build(result: Option<Position>, notation: String, stated: Stated, flags: MoveFlags) -> MoveInfo {
         MoveInfo {
-            notation: m.mv.to_string(),
-            sfen: m.result.map(|p| p.to_sfen()),
-            fen: m.result.map(|p| p.to_fen()),
-            category: m.value.into(),
-            dtw: m.value.dtw(),
-            capture: m.flags.capture,
-            promotion: m.flags.promotion,
-            jump: m.flags.jump,
-            drop: m.flags.drop,
-            royal_capture: m.flags.royal_capture,
+            notation,
+            sfen: result.map(|p| p.to_sfen()),
+            fen: result.map(|p| p.to_fen()),
+            category: stated.category,
+            dtw: stated.dtw,
+            no_result_within: stated.no_result_within,
+            capture: flags.capture,
+            promotion: flags.promotion,
+            jump: flags.jump,
+            drop: flags.drop,
+            royal_capture: flags.royal_capture,
         }
+    }
+
+    /// A move of a table's answer.
+    pub fn new(m: &MoveValue) -> MoveInfo {
+        MoveInfo::build(m.result, m.mv.to_string(), m.value.into(), m.flags)
+    }
+
+    /// A move of a search's answer.
+    pub fn searched(m: &MoveOutcome) -> MoveInfo {
+        MoveInfo::build(m.result, m.mv.to_string(), m.outcome.into(), m.flags)
     }
 }
 
 impl ProbeResponse {
-    /// The answer of `GET /probe` for `position`, whose probe gave `result`.
-    pub fn new(position: &Position, result: &ProbeResult) -> ProbeResponse {
+    fn build(
+        position: &Position,
+        material: Material,
+        stated: Stated,
+        source: Source,
+        search: Option<SearchStats>,
+        moves: Vec<MoveInfo>,
+    ) -> ProbeResponse {
         ProbeResponse {
             sfen: position.to_sfen(),
             fen: position.to_fen(),
-            material: result.material.to_string(),
+            material: material.to_string(),
             side_to_move: position.turn().into(),
-            category: result.value.into(),
-            dtw: result.value.dtw(),
-            moves: result.moves.iter().map(MoveInfo::new).collect(),
+            category: stated.category,
+            dtw: stated.dtw,
+            no_result_within: stated.no_result_within,
+            source,
+            search,
+            moves,
         }
+    }
+
+    /// The answer of `GET /probe` for `position`, whose table gave `result`.
+    pub fn new(position: &Position, result: &ProbeResult) -> ProbeResponse {
+        let moves = result.moves.iter().map(MoveInfo::new).collect();
+        ProbeResponse::build(position, result.material, result.value.into(), Source::Table, None, moves)
+    }
+
+    /// The answer of `GET /probe` for `position`, which a search analysed.
+    pub fn searched(position: &Position, analysis: &Analysis) -> ProbeResponse {
+        let moves = analysis.moves.iter().map(MoveInfo::searched).collect();
+        let stats = SearchStats::new(analysis.nodes, analysis.elapsed);
+        ProbeResponse::build(position, position.material(), analysis.outcome.into(), Source::Search, Some(stats), moves)
     }
 }
 
 impl MainlineResponse {
-    /// The answer of `GET /mainline` for `position`.
-    pub fn new(position: &Position, line: &Mainline) -> MainlineResponse {
-        let winner = match line.value {
-            Value::Win(_) => Some(position.turn().into()),
-            Value::Loss(_) => Some((!position.turn()).into()),
-            Value::Draw => None,
+    fn build(position: &Position, stated: Stated, source: Source, steps: &[MainlineStep]) -> MainlineResponse {
+        let winner = match stated.category {
+            Category::Win => Some(position.turn().into()),
+            Category::Loss => Some((!position.turn()).into()),
+            Category::Draw | Category::Unknown => None,
         };
         MainlineResponse {
             sfen: position.to_sfen(),
-            material: line.material.to_string(),
-            category: line.value.into(),
-            dtw: line.value.dtw(),
+            material: position.material().to_string(),
+            category: stated.category,
+            dtw: stated.dtw,
+            no_result_within: stated.no_result_within,
+            source,
             winner,
-            mainline: line
-                .steps
+            mainline: steps
                 .iter()
                 .map(|s| MainlineMove {
                     notation: s.mv.to_string(),
@@ -266,6 +375,24 @@ impl MainlineResponse {
                     dtw: s.dtw_after,
                 })
                 .collect(),
+        }
+    }
+
+    /// The answer of `GET /mainline` for `position` from its table.
+    pub fn new(position: &Position, line: &Mainline) -> MainlineResponse {
+        MainlineResponse::build(position, line.value.into(), Source::Table, &line.steps)
+    }
+
+    /// The answer of `GET /mainline` for `position` from a search: the proven line, or an
+    /// empty one with what the search established (`report`) when it proved nothing.
+    pub fn searched(
+        position: &Position,
+        line: Option<&(Value, Vec<MainlineStep>)>,
+        report: &Report,
+    ) -> MainlineResponse {
+        match line {
+            Some((value, steps)) => MainlineResponse::build(position, (*value).into(), Source::Search, steps),
+            None => MainlineResponse::build(position, report.outcome.into(), Source::Search, &[]),
         }
     }
 }

@@ -96,13 +96,16 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Look up a position: its value, distance to win, and every move with its value.
+    /// Look up a position: its value, distance to win, and every move with its value (from
+    /// its table, or else by proof search, as the server answers).
     Probe {
         /// Position, SFEN or Fairy-Stockfish FEN (`_` may replace spaces).
         pos: String,
         /// Directory of tables.
         #[arg(long, default_value = "tables")]
         tables: PathBuf,
+        #[command(flatten)]
+        search: SearchArgs,
         /// Print the body of `GET /probe` instead (errors: its problem document, on stderr).
         #[arg(long)]
         json: bool,
@@ -114,10 +117,60 @@ enum Command {
         /// Directory of tables.
         #[arg(long, default_value = "tables")]
         tables: PathBuf,
+        #[command(flatten)]
+        search: SearchArgs,
         /// Print the body of `GET /mainline` instead (errors: its problem document, on stderr).
         #[arg(long)]
         json: bool,
     },
+    /// Prove a position by search alone (no tables): a win or loss with its exact distance,
+    /// or the depth to which neither side has a forced result; every move likewise.
+    Search {
+        /// Position, SFEN or Fairy-Stockfish FEN (`_` may replace spaces).
+        pos: String,
+        /// Time budget in milliseconds (0: none).
+        #[arg(long, default_value_t = 1000)]
+        ms: u64,
+        /// Node budget.
+        #[arg(long, default_value_t = u64::MAX)]
+        nodes: u64,
+        /// Deepest distance to win to look for.
+        #[arg(long, default_value_t = shogi4_search::MAX_DEPTH)]
+        depth: u32,
+        /// Transposition table size in MiB.
+        #[arg(long, default_value_t = 64)]
+        table_mb: usize,
+        /// Print the body `GET /probe` would send for this search instead.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// The search budget for positions without a table: the server's defaults.
+#[derive(clap::Args)]
+struct SearchArgs {
+    /// Search budget in milliseconds for a position without a table (0: none).
+    #[arg(long, default_value_t = 300)]
+    search_ms: u64,
+    /// Search budget in nodes.
+    #[arg(long, default_value_t = 20_000_000)]
+    search_nodes: u64,
+    /// Transposition table size in MiB.
+    #[arg(long, default_value_t = 64)]
+    search_table_mb: usize,
+}
+
+impl SearchArgs {
+    fn budget(&self) -> commands::probe::SearchBudget {
+        commands::probe::SearchBudget {
+            limits: shogi4_search::Limits {
+                max_depth: shogi4_search::MAX_DEPTH,
+                max_nodes: self.search_nodes,
+                time: (self.search_ms > 0).then(|| std::time::Duration::from_millis(self.search_ms)),
+            },
+            table_bytes: self.search_table_mb << 20,
+        }
+    }
 }
 
 impl Command {
@@ -131,7 +184,8 @@ impl Command {
             | Command::Audit { json, .. }
             | Command::Info { json, .. }
             | Command::Probe { json, .. }
-            | Command::Mainline { json, .. } => json,
+            | Command::Mainline { json, .. }
+            | Command::Search { json, .. } => json,
         }
     }
 }
@@ -163,8 +217,19 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Bench { material, threads, json } => with_threads(threads, || commands::solve::bench(&material, json)),
         Command::Audit { paths, threads, json } => with_threads(threads, || commands::audit::run(&paths, json)),
         Command::Info { file, json } => commands::info::run(&file, json),
-        Command::Probe { pos, tables, json } => commands::probe::probe(&pos, &tables, json),
-        Command::Mainline { pos, tables, json } => commands::probe::mainline(&pos, &tables, json),
+        Command::Probe { pos, tables, search, json } => commands::probe::probe(&pos, &tables, &search.budget(), json),
+        Command::Mainline { pos, tables, search, json } => {
+            commands::probe::mainline(&pos, &tables, &search.budget(), json)
+        }
+        Command::Search { pos, ms, nodes, depth, table_mb, json } => {
+            let limits = shogi4_search::Limits {
+                max_depth: depth,
+                max_nodes: nodes,
+                time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
+            };
+            let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
+            commands::probe::search(&pos, &budget, json)
+        }
     }
 }
 

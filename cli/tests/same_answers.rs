@@ -1,6 +1,7 @@
 //! The CLI and the API speak one language: `shogi4 probe|mainline POS --json` prints exactly
-//! the body that `GET /probe|/mainline?pos=POS` sends from the same tables, errors included
-//! (the CLI's problem document on stderr), and `shogi4 info --json` is a `GET /tables` entry.
+//! the body that `GET /probe|/mainline?pos=POS` sends from the same tables, errors and
+//! searched positions included (the CLI's problem document on stderr; a search's work
+//! statistics aside), and `shogi4 info --json` is a `GET /tables` entry.
 
 use std::process::Command;
 use std::sync::Arc;
@@ -9,6 +10,7 @@ use axum::body::Body;
 use axum::http::Request;
 use serde_json::Value as Json;
 use shogi4_engine::MaterialIndex;
+use shogi4_server::search::SearchSettings;
 use shogi4_server::{app, AppState, CorsPolicy, Limits};
 use shogi4_tablebase::{solve, Silent};
 use tower::ServiceExt;
@@ -19,6 +21,26 @@ fn cli(args: &[&str]) -> (bool, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_shogi4")).args(args).output().expect("the binary runs");
     let text = if output.status.success() { output.stdout } else { output.stderr };
     (output.status.success(), String::from_utf8(text).unwrap().trim_end().to_string())
+}
+
+/// The body without a search's work statistics (its milliseconds differ run to run).
+fn without_search_stats(body: &str) -> String {
+    match body.find(r#""search":{"#) {
+        Some(start) => {
+            let end = start + body[start..].find("},").expect("stats close") + 2;
+            format!("{}{}", &body[..start], &body[end..])
+        }
+        None => body.to_string(),
+    }
+}
+
+/// A search budget in nodes alone, so that a cold search gives the same answer every time.
+const SEARCH_NODES: u64 = 20_000;
+
+fn limits() -> Limits {
+    let search =
+        SearchSettings { nodes: SEARCH_NODES, time: std::time::Duration::from_secs(600), ..SearchSettings::default() };
+    Limits { search, ..Limits::default() }
 }
 
 fn percent_encoded(text: &str) -> String {
@@ -33,9 +55,9 @@ async fn cli_json_is_the_api_body() {
         solve(name.parse().unwrap(), &Silent).table.write_to_dir(dir.path()).unwrap();
     }
     let tables = dir.path().to_str().unwrap();
-    let router = app(Arc::new(AppState::load(dir.path(), true, Limits::default()).unwrap()), &CorsPolicy::default());
+    // A fresh server per request: its searchers then start as cold as the CLI's.
     let get = |uri: String| {
-        let router = router.clone();
+        let router = app(Arc::new(AppState::load(dir.path(), true, limits()).unwrap()), &CorsPolicy::default());
         async move {
             let response = router.oneshot(Request::get(uri).body(Body::empty()).unwrap()).await.unwrap();
             let ok = response.status().is_success();
@@ -45,7 +67,9 @@ async fn cli_json_is_the_api_body() {
     };
 
     let mut positions = vec![
-        "trfk/3c/C3/KFRT b - 1".to_string(), // the full game: no table
+        "trfk/3c/C3/KFRT b - 1".to_string(), // the full game: searched
+        "k3/4/1K2/4 w Ccfrt 1".to_string(),  // no table for KKCCFRT: searched
+        "k3/4/4/K1C1 w FRT 1".to_string(),   // no table for KKCFRT: searched
         "k3/4/4/K3 b Q 1".to_string(),       // unparsable
         "kk2/4/4/K3 b - 1".to_string(),      // illegal
         "k3/4/4/K+C2 w - 1".to_string(),
@@ -61,18 +85,23 @@ async fn cli_json_is_the_api_body() {
         }
     }
     let mut compared = 0;
+    let mut searched = 0;
     for (i, pos) in positions.iter().enumerate() {
         for endpoint in ["probe", "mainline"] {
             if endpoint == "mainline" && i % 5 != 0 {
                 continue;
             }
-            let from_cli = cli(&[endpoint, pos, "--tables", tables, "--json"]);
-            let from_api = get(format!("/{endpoint}?pos={}", percent_encoded(pos))).await;
-            assert_eq!(from_cli, from_api, "{endpoint} {pos}");
+            let nodes = SEARCH_NODES.to_string();
+            let args = [endpoint, pos, "--tables", tables, "--json", "--search-ms", "0", "--search-nodes", &nodes];
+            let (cli_ok, from_cli) = cli(&args);
+            let (api_ok, from_api) = get(format!("/{endpoint}?pos={}", percent_encoded(pos))).await;
+            assert_eq!(cli_ok, api_ok, "{endpoint} {pos}");
+            assert_eq!(without_search_stats(&from_cli), without_search_stats(&from_api), "{endpoint} {pos}");
+            searched += usize::from(from_api.contains(r#""source":"search""#));
             compared += 1;
         }
     }
-    assert!(compared > 200, "{compared}");
+    assert!(compared > 200 && searched >= 4, "{compared} compared, {searched} searched");
 
     let (_, listed) = get("/tables".to_string()).await;
     let listed: Json = serde_json::from_str(&listed).unwrap();

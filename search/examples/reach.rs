@@ -18,7 +18,9 @@ fn main() {
         args.get(1).map_or(vec![100, 1000], |a| a.split(',').map(|ms| ms.parse().expect("milliseconds")).collect());
     let table_mb: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(64);
     let positions = real_positions(count, 0x5EED_5409);
-    println!("{count} positions from seeded playouts of 6..=36 plies; table {table_mb} MiB per thread, cleared per position");
+    println!(
+        "{count} positions from seeded playouts of 6..=36 plies; table {table_mb} MiB per thread, cleared per position"
+    );
     for ms in budgets {
         let limits = Limits { max_depth: MAX_DEPTH, max_nodes: u64::MAX, time: Some(Duration::from_millis(ms)) };
         let started = Instant::now();
@@ -80,7 +82,8 @@ fn real_positions(count: usize, seed: u64) -> Vec<Position> {
         let mut position = Position::start();
         let mut complete = true;
         for _ in 0..plies {
-            let safe: Vec<_> = position.legal_moves().iter().copied().filter(|&mv| !position.exposes_royal(mv)).collect();
+            let safe: Vec<_> =
+                position.legal_moves().iter().copied().filter(|&mv| !position.exposes_royal(mv)).collect();
             if safe.is_empty() {
                 complete = false;
                 break;

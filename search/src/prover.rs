@@ -50,7 +50,7 @@ impl<'t> Prover<'t> {
         if self.nodes > self.max_nodes {
             return Err(Aborted);
         }
-        if self.nodes % CLOCK_INTERVAL == 0 && self.deadline.is_some_and(|d| Instant::now() >= d) {
+        if self.nodes.is_multiple_of(CLOCK_INTERVAL) && self.deadline.is_some_and(|d| Instant::now() >= d) {
             // Stay aborted: the node count is pinned past the limit.
             self.max_nodes = self.nodes - 1;
             return Err(Aborted);
@@ -71,7 +71,7 @@ impl<'t> Prover<'t> {
             return Ok(true);
         }
         // Otherwise a win takes at least 3 plies (and wins have odd distances).
-        let d = if d % 2 == 0 { d.saturating_sub(1) } else { d };
+        let d = if d.is_multiple_of(2) { d.saturating_sub(1) } else { d };
         if d < 3 {
             return Ok(false);
         }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use axum::http::HeaderValue;
 use clap::{Parser, ValueEnum};
 
+use crate::search::SearchSettings;
 use crate::{CorsPolicy, Limits};
 
 /// Serves solved Shogi4 tables over HTTP. Every flag can also be set by the environment
@@ -48,6 +49,23 @@ pub struct Config {
     /// Per-request time limit in milliseconds.
     #[arg(long, env = "SHOGI4_TIMEOUT_MS", default_value_t = 10_000)]
     pub timeout_ms: u64,
+    /// Search budget per request in milliseconds, for positions no table holds (every
+    /// real-game position); a batch shares one budget.
+    #[arg(long, env = "SHOGI4_SEARCH_MS", default_value_t = 300)]
+    pub search_ms: u64,
+    /// Search budget per request in nodes (positions expanded).
+    #[arg(long, env = "SHOGI4_SEARCH_NODES", default_value_t = 20_000_000)]
+    pub search_nodes: u64,
+    /// Searches running at once (default: one per core); 0 turns search off, and positions
+    /// without a table get 404.
+    #[arg(long, env = "SHOGI4_SEARCH_WORKERS")]
+    pub search_workers: Option<usize>,
+    /// Transposition table of each search worker, in MiB (the most memory a search holds).
+    #[arg(long, env = "SHOGI4_SEARCH_TABLE_MB", default_value_t = 64)]
+    pub search_table_mb: usize,
+    /// Proven search answers kept in memory.
+    #[arg(long, env = "SHOGI4_SEARCH_CACHE", default_value_t = 10_000)]
+    pub search_cache: usize,
     /// Log format.
     #[arg(long, env = "SHOGI4_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
     pub log_format: LogFormat,
@@ -74,6 +92,13 @@ impl Config {
             max_batch: self.max_batch,
             concurrency: self.concurrency.max(1),
             timeout: Duration::from_millis(self.timeout_ms),
+            search: SearchSettings {
+                time: Duration::from_millis(self.search_ms),
+                nodes: self.search_nodes,
+                workers: self.search_workers.unwrap_or(SearchSettings::default().workers),
+                table_bytes: self.search_table_mb << 20,
+                cache_entries: self.search_cache,
+            },
         }
     }
 

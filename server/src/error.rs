@@ -35,6 +35,8 @@ pub enum ApiError {
     Overloaded,
     /// The request took too long (503).
     Timeout,
+    /// Every search worker stayed busy for the whole search budget (503).
+    SearchBusy,
     /// Our own fault (500).
     Internal(String),
 }
@@ -58,7 +60,7 @@ impl ApiError {
             ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Overloaded => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Timeout => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Timeout | ApiError::SearchBusy => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -91,6 +93,13 @@ impl ApiError {
                 status,
                 "the server is at its concurrency limit; retry shortly",
             ),
+            ApiError::SearchBusy => Problem::new(
+                "search-busy",
+                "Every search worker is busy",
+                status,
+                "positions without a table are answered by proof search, and every search worker stayed busy for \
+                 the whole search budget; retry shortly",
+            ),
             ApiError::Timeout => {
                 Problem::new("timeout", "Request timed out", status, "the request did not finish in time")
             }
@@ -107,6 +116,10 @@ impl IntoResponse for ApiError {
         let body = serde_json::to_vec(&problem).unwrap_or_default();
         let mut response = (self.status(), body).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
+        // Every refusal for load says when to come back.
+        if matches!(self, ApiError::Overloaded | ApiError::Timeout | ApiError::SearchBusy) {
+            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
         response
     }
 }

@@ -10,6 +10,7 @@ mod metrics;
 pub mod model;
 pub mod openapi;
 mod routes;
+pub mod search;
 pub mod state;
 
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -50,6 +51,8 @@ pub struct Limits {
     pub concurrency: usize,
     /// Time a request may take.
     pub timeout: Duration,
+    /// How searches (for positions without a table) are bounded.
+    pub search: search::SearchSettings,
 }
 
 impl Default for Limits {
@@ -60,6 +63,7 @@ impl Default for Limits {
             max_batch: 100,
             concurrency: 1024,
             timeout: Duration::from_secs(10),
+            search: search::SearchSettings::default(),
         }
     }
 }

@@ -4,7 +4,7 @@ use utoipa::OpenApi;
 
 use shogi4_api::{
     BatchEntry, BatchRequest, BatchResponse, Category, MainlineMove, MainlineResponse, MoveInfo, ProbeResponse,
-    Problem, Side, TableInfo, TablesResponse,
+    Problem, SearchStats, Side, Source, TableInfo, TablesResponse,
 };
 
 use crate::model::Health;
@@ -14,7 +14,8 @@ use crate::routes;
 #[openapi(
     info(
         title = "Shogi4 tablebase",
-        description = "Solved values of Shogi4 (4×4 drop shogi) closed games.\n\n\
+        description = "Solved values of Shogi4 (4×4 drop shogi) positions: from the solved tables of closed games, \
+            and by proof search for every other legal position, the real game included.\n\n\
             **Conventions.** `category` and `dtw` of a position are for its **side to move**. `dtw` (distance to \
             win) counts plies until a royal is captured under perfect play: the winner makes it as short as \
             possible, the loser as long as possible. A win always has an odd `dtw` (1 = the royal can be captured \
@@ -23,6 +24,16 @@ use crate::routes;
             Each move is valued for the **player making it**: `category: win` means the move keeps a forced win, \
             and its `dtw` counts plies from the probed position, this move included, so the best move's `dtw` \
             equals the position's.\n\n\
+            **Where answers come from.** `source: table` means the position's closed game is solved: every value \
+            is exact, draws included. Every position of a real game holds all ten pieces, a game no table holds, \
+            so it gets `source: search`: a proof search within a budget (`search` says how many positions it \
+            expanded and how long it took). A search's `win` or `loss` is as exact as a table's, distance \
+            included (every shorter distance was searched to the end). Otherwise the answer is `category: \
+            unknown` with `no_result_within: D`: neither side can force the royal capture within D plies; the \
+            game may be longer or drawn. A search never claims a draw. Each move carries its own answer the same \
+            way. `GET /mainline` gives the line for proven search results, and an empty one otherwise. Searches \
+            run a fixed number at a time; when every search worker stays busy for a whole search budget the \
+            answer is `/problems/search-busy` (503, with `Retry-After`).\n\n\
             **Positions** are SFEN (`trfk/3c/C3/KFRT b - 1`, side `b` = first player) or Fairy-Stockfish FEN \
             (`trfk/3c/C3/KFRT[] w 0 1`, side `w` = first player). `_` may replace spaces; in a query string send \
             `+` as `%2B`.\n\n\
@@ -31,7 +42,8 @@ use crate::routes;
             malformed query string or body), `/problems/illegal-position` (422), `/problems/no-table` (404, with \
             `material` and the `loaded` ones), `/problems/not-found` (404, no such endpoint), \
             `/problems/method-not-allowed` (405), `/problems/batch-too-large` and `/problems/body-too-large` (413), \
-            `/problems/uri-too-long` (414), `/problems/overloaded` (429), `/problems/timeout` (503), \
+            `/problems/uri-too-long` (414), `/problems/overloaded` (429), `/problems/timeout` and \
+            `/problems/search-busy` (503; these three carry `Retry-After`), \
             `/problems/internal` (500, never expected: it is logged).",
         license(name = "MIT OR Apache-2.0")
     ),
@@ -44,7 +56,8 @@ use crate::routes;
         routes::info::metrics
     ),
     components(schemas(
-        ProbeResponse, MoveInfo, Category, Side, MainlineResponse, MainlineMove, BatchRequest, BatchResponse,
+        ProbeResponse, MoveInfo, Category, Source, SearchStats, Side, MainlineResponse, MainlineMove, BatchRequest,
+        BatchResponse,
         BatchEntry, TablesResponse, TableInfo, Health, Problem
     )),
     tags(

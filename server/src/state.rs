@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::Arc;
 
 use axum::http::HeaderValue;
 use metrics_exporter_prometheus::PrometheusHandle;
@@ -9,6 +10,7 @@ use shogi4_api::TableInfo;
 use shogi4_engine::Material;
 use shogi4_tablebase::{Loaded, MappedTable, ProbeError, TableDir, TableError};
 
+use crate::search::SearchService;
 use crate::Limits;
 
 /// One served table and what a handler needs besides its values.
@@ -31,6 +33,8 @@ pub struct AppState {
     pub metrics: PrometheusHandle,
     /// What one request may cost.
     pub limits: Limits,
+    /// Proof search for positions no table holds.
+    pub search: Arc<SearchService>,
 }
 
 impl AppState {
@@ -60,10 +64,11 @@ impl AppState {
                 (material, served)
             })
             .collect();
-        AppState { tables, metrics, limits }
+        let search = Arc::new(SearchService::new(limits.search.clone()));
+        AppState { tables, metrics, limits, search }
     }
 
-    /// The table of a closed game, or the problem that it is missing.
+    /// The table of a closed game, or why there is none (the caller searches instead).
     pub fn table(&self, material: Material) -> Result<&ServedTable, ProbeError> {
         self.tables
             .get(&material)

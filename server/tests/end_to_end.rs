@@ -121,9 +121,11 @@ fn served_answers_are_consistent() {
     }
     assert!(checked > 1000 && lines > 50, "{checked} probes, {lines} mainlines");
 
-    let (status, problem) = server.get("/probe?pos=trfk/3c/C3/KFRT_b_-_1");
-    assert_eq!(status, 404);
-    assert_eq!(problem["material"], "KKCCFFRRTT");
+    // The start position has no table: it is searched, and answered.
+    let (status, start) = server.get("/probe?pos=trfk/3c/C3/KFRT_b_-_1");
+    assert_eq!(status, 200);
+    assert_eq!(start["source"], "search");
+    assert_eq!(start["material"], "KKCCFFRRTT");
     let (status, _) = server.get("/probe?pos=%ZZ%ZZ");
     assert_eq!(status, 400);
 }

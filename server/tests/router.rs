@@ -2,11 +2,13 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use axum::Router;
 use serde_json::Value as Json;
+use shogi4_server::search::SearchSettings;
 use shogi4_server::{app, openapi, AppState, CorsPolicy, Limits};
 use shogi4_tablebase::{solve, Silent};
 use tower::ServiceExt;
@@ -123,8 +125,6 @@ async fn error_classes_have_problem_bodies() {
         ("/probe?pos=k3/4/4/K+C2+b+-+1", StatusCode::BAD_REQUEST),
         ("/probe", StatusCode::BAD_REQUEST),
         ("/probe?pos=kk2/4/4/K3_b_-_1", StatusCode::UNPROCESSABLE_ENTITY),
-        ("/probe?pos=trfk/3c/C3/KFRT_b_-_1", StatusCode::NOT_FOUND),
-        ("/mainline?pos=k3/4/4/K3_b_T_1", StatusCode::NOT_FOUND),
         ("/nowhere", StatusCode::NOT_FOUND),
     ];
     for (uri, expected) in cases {
@@ -133,10 +133,18 @@ async fn error_classes_have_problem_bodies() {
     }
     let (_, _, body) = get("/probe?pos=k3/4/4/K3_b_-_1_x").await;
     assert_eq!(body["offset"], 16);
-    let (_, _, body) = get("/probe?pos=trfk/3c/C3/KFRT_b_-_1").await;
+    // With search turned off, a position without a table is a 404 naming what is loaded.
+    let no_search =
+        || router_with(Limits { search: SearchSettings { workers: 0, ..SearchSettings::default() }, ..limits() });
+    for uri in ["/probe?pos=trfk/3c/C3/KFRT_b_-_1", "/mainline?pos=k3/4/4/K3_b_T_1"] {
+        let (status, headers, body) = send(no_search(), Request::get(uri).body(Body::empty()).unwrap()).await;
+        assert_problem(status, &headers, &body, StatusCode::NOT_FOUND);
+        assert_eq!(body["loaded"], serde_json::json!(["KK", "KKC", "KKF", "KKCF"]));
+    }
+    let (_, _, body) =
+        send(no_search(), Request::get("/probe?pos=trfk/3c/C3/KFRT_b_-_1").body(Body::empty()).unwrap()).await;
     assert_eq!(body["material"], "KKCCFFRRTT");
     assert!(body["detail"].as_str().unwrap().contains("not solved"));
-    assert_eq!(body["loaded"], serde_json::json!(["KK", "KKC", "KKF", "KKCF"]));
     let (_, _, body) = get("/probe?pos=k3/4/4/K+C2+b+-+1").await;
     assert!(body["detail"].as_str().unwrap().contains("%2B"));
 }
@@ -248,9 +256,72 @@ async fn a_damaged_table_is_skipped_and_the_rest_served() {
     let names: Vec<String> = state.tables.keys().map(|m| m.to_string()).collect();
     assert_eq!(names, ["KK"]);
     let router = app(Arc::new(state), &CorsPolicy::default());
+    // The damaged table's positions are searched instead, never answered from bad bytes.
     let (status, _, body) = send(router, Request::get("/probe?pos=k3/4/4/K3_b_C_1").body(Body::empty()).unwrap()).await;
-    assert_eq!(status, StatusCode::NOT_FOUND);
-    assert_eq!(body["loaded"], serde_json::json!(["KK"]));
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["source"], "search");
+    assert_eq!(body["dtw"], 9);
+}
+
+#[tokio::test]
+async fn positions_without_a_table_are_searched() {
+    // The start position: never a 404; every legal move listed, each with its own answer.
+    let (status, headers, body) = get("/probe?pos=trfk/3c/C3/KFRT_b_-_1").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["source"], "search");
+    assert_eq!(body["material"], "KKCCFFRRTT");
+    assert_eq!(body["moves"].as_array().unwrap().len(), 8);
+    assert!(body["search"]["nodes"].as_u64().unwrap() > 0);
+    assert!(headers.get(header::CACHE_CONTROL).is_some() && headers.get(header::ETAG).is_none());
+    match body["category"].as_str().unwrap() {
+        "unknown" => assert!(body["no_result_within"].as_u64().unwrap() >= 5 && body["dtw"].is_null()),
+        "win" | "loss" => assert!(body["dtw"].is_u64()),
+        other => panic!("a search never claims {other}"),
+    }
+    // A closed game without a table (KKT here): proven, with the line to the royal capture.
+    let (status, _, line) = get("/mainline?pos=k3/4/4/K3_b_T_1").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(line["source"], "search");
+    assert_eq!(line["category"], "win");
+    assert_eq!(line["mainline"].as_array().unwrap().len() as u64, line["dtw"].as_u64().unwrap());
+    // A batch shares one search budget and mixes table and search answers.
+    let body = r#"{"positions": ["k3/4/4/K3 b C 1", "k3/4/4/K3 b T 1", "trfk/3c/C3/KFRT b - 1"]}"#;
+    let (status, _, batch) = send(router(), post_json(body)).await;
+    assert_eq!(status, StatusCode::OK);
+    let sources: Vec<&str> =
+        batch["results"].as_array().unwrap().iter().map(|e| e["result"]["source"].as_str().unwrap()).collect();
+    assert_eq!(sources, ["table", "search", "search"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_burst_of_searches_is_bounded_by_the_workers() {
+    // One worker, 200 ms a search: of eight concurrent searches some must be refused (503
+    // with Retry-After) rather than queued without end, and none takes much past its budget.
+    let search = SearchSettings { workers: 1, time: Duration::from_millis(200), ..SearchSettings::default() };
+    let router = router_with(Limits { search, ..limits() });
+    let started = std::time::Instant::now();
+    let requests = (0..8).map(|i| {
+        // Distinct real-game positions, so that no answer comes from the cache.
+        let uri = format!("/probe?pos=trfk/3c/C3/KFRT_{}_-_{}", if i % 2 == 0 { "b" } else { "w" }, i + 1);
+        let router = router.clone();
+        tokio::spawn(async move { send(router, Request::get(uri).body(Body::empty()).unwrap()).await })
+    });
+    let mut refused = 0;
+    for request in requests.collect::<Vec<_>>() {
+        let (status, headers, body) = request.await.unwrap();
+        match status {
+            StatusCode::OK => {}
+            StatusCode::SERVICE_UNAVAILABLE => {
+                assert_problem(status, &headers, &body, StatusCode::SERVICE_UNAVAILABLE);
+                assert_eq!(body["type"], "/problems/search-busy");
+                assert_eq!(headers.get(header::RETRY_AFTER).unwrap(), "1");
+                refused += 1;
+            }
+            other => panic!("{other}: {body}"),
+        }
+    }
+    assert!(refused >= 1, "eight searches on one worker within one budget cannot all be answered");
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
 }
 
 /// Percent-encodes every byte, so any byte string can be sent as `pos`.

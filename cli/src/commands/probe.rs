@@ -1,20 +1,35 @@
-//! `shogi4 probe` and `shogi4 mainline`: answer a position from the tables, without a server.
-//! With `--json` they print exactly the bodies of `GET /probe` and `GET /mainline`.
+//! `shogi4 probe`, `shogi4 mainline` and `shogi4 search`: answer a position without a server,
+//! from its table or else by proof search, as the server does. With `--json` they print
+//! exactly the bodies of `GET /probe` and `GET /mainline`.
 
 use std::path::Path;
 
 use shogi4_api::{MainlineResponse, ProbeResponse};
-use shogi4_tablebase::Tablebase;
+use shogi4_engine::Position;
+use shogi4_search::{Analysis, Limits, Outcome, Search};
+use shogi4_tablebase::{ProbeError, Tablebase};
 
 use crate::error::{parse_position, CliError};
 
-pub fn probe(pos: &str, tables: &Path, json: bool) -> Result<(), CliError> {
+/// How a position without a table is searched.
+pub struct SearchBudget {
+    /// Depth, nodes and time.
+    pub limits: Limits,
+    /// Transposition table size.
+    pub table_bytes: usize,
+}
+
+pub fn probe(pos: &str, tables: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
     let position = parse_position(pos)?;
-    let result = open(tables)?.probe(&position)?;
+    let result = match open(tables)?.probe(&position) {
+        Ok(result) => result,
+        Err(ProbeError::NoTable { .. }) => return search_position(&position, budget, json),
+        Err(error) => return Err(error.into()),
+    };
     if json {
         println!("{}", serde_json::to_string(&ProbeResponse::new(&position, &result)).expect("serializable"));
     } else {
-        println!("{}  {}: {}", position.to_sfen(), result.material, result.value);
+        println!("{}  {}: {} (table)", position.to_sfen(), result.material, result.value);
         for m in &result.moves {
             let after = m.result.map_or("royal captured".to_string(), |p| p.to_sfen());
             println!("  {:<7} {:<12} {after}", m.mv.to_string(), m.value.to_string());
@@ -23,24 +38,80 @@ pub fn probe(pos: &str, tables: &Path, json: bool) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn mainline(pos: &str, tables: &Path, json: bool) -> Result<(), CliError> {
+pub fn mainline(pos: &str, tables: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
     let position = parse_position(pos)?;
-    let line = open(tables)?.mainline(&position)?;
+    let answer = match open(tables)?.mainline(&position) {
+        Ok(line) => MainlineResponse::new(&position, &line),
+        Err(ProbeError::NoTable { .. }) => {
+            let mut search = Search::new(budget.table_bytes);
+            let report = search.prove(&position, &budget.limits);
+            let line = match report.outcome {
+                Outcome::Proven(_) => search.mainline(&position, &budget.limits),
+                Outcome::Unknown { .. } => None,
+            };
+            MainlineResponse::searched(&position, line.as_ref(), &report)
+        }
+        Err(error) => return Err(error.into()),
+    };
     if json {
-        println!("{}", serde_json::to_string(&MainlineResponse::new(&position, &line)).expect("serializable"));
+        println!("{}", serde_json::to_string(&answer).expect("serializable"));
     } else {
-        println!("{}  {}: {}", position.to_sfen(), line.material, line.value);
-        for step in &line.steps {
-            let after = step.result.map_or("royal captured".to_string(), |p| p.to_sfen());
-            println!("  {:<7} {:>3}  {after}", step.mv.to_string(), step.dtw_after);
+        let verdict = match (answer.dtw, answer.no_result_within) {
+            (Some(dtw), _) => format!("{:?} in {dtw}", answer.category),
+            (None, Some(depth)) => format!("unknown: no forced result within {depth} plies"),
+            (None, None) => "draw".to_string(),
+        };
+        println!("{}  {}: {verdict} ({:?})", answer.sfen, answer.material, answer.source);
+        for step in &answer.mainline {
+            println!("  {:<7} {:>3}  {}", step.notation, step.dtw, step.sfen.as_deref().unwrap_or("royal captured"));
         }
     }
     Ok(())
 }
 
+pub fn search(pos: &str, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
+    search_position(&parse_position(pos)?, budget, json)
+}
+
+fn search_position(position: &Position, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
+    let analysis = Search::new(budget.table_bytes).analyse(position, &budget.limits);
+    if json {
+        println!("{}", serde_json::to_string(&ProbeResponse::searched(position, &analysis)).expect("serializable"));
+    } else {
+        print_analysis(position, &analysis);
+    }
+    Ok(())
+}
+
+fn describe(outcome: Outcome) -> String {
+    match outcome {
+        Outcome::Proven(value) => value.to_string(),
+        Outcome::Unknown { no_result_within } => format!("unknown (> {no_result_within})"),
+    }
+}
+
+fn print_analysis(position: &Position, analysis: &Analysis) {
+    println!(
+        "{}  {}: {} (search: {} nodes, {:.0} ms)",
+        position.to_sfen(),
+        position.material(),
+        describe(analysis.outcome),
+        analysis.nodes,
+        analysis.elapsed.as_secs_f64() * 1000.0
+    );
+    for m in &analysis.moves {
+        let after = m.result.map_or("royal captured".to_string(), |p| p.to_sfen());
+        println!("  {:<7} {:<16} {after}", m.mv.to_string(), describe(m.outcome));
+    }
+}
+
 /// The tables of `dir`, mapped without verifying checksums (an answer's consistency is
 /// checked along the way instead); files that fail their header checks are named and skipped.
+/// A missing directory is no tables at all: every position is then searched.
 fn open(dir: &Path) -> Result<Tablebase, CliError> {
+    if !dir.exists() {
+        return Ok(Tablebase::from_tables([]));
+    }
     let (tablebase, rejected) = Tablebase::open_dir(dir, false)?;
     for (path, error) in rejected {
         eprintln!("shogi4: skipping {}: {error}", path.display());

@@ -17,6 +17,7 @@ use crate::model::PositionQuery;
 use crate::state::{AppState, ServedTable};
 
 const CACHE_CONTROL: &str = "public, max-age=86400";
+const SEARCH_CACHE_CONTROL: &str = "public, max-age=300";
 
 /// A cacheable answer from `table`: its `ETag`, and `304` when the client has it already.
 fn cached<T: serde::Serialize>(
@@ -39,8 +40,19 @@ fn probe_in(table: &ServedTable, position: &Position) -> Result<ProbeResponse, A
     Ok(ProbeResponse::new(position, &result))
 }
 
-fn probe_one(state: &AppState, position: &Position) -> Result<ProbeResponse, ApiError> {
-    probe_in(state.table(position.material()).map_err(ApiError::from_probe)?, position)
+/// A search answer: no validator (it may improve as searches accumulate), cacheable briefly.
+fn searched<T: serde::Serialize>(body: T) -> Response {
+    ([(header::CACHE_CONTROL, HeaderValue::from_static(SEARCH_CACHE_CONTROL))], Json(body)).into_response()
+}
+
+/// The table's answer, or else the search's (within `1 / share` of the search budget); with
+/// search turned off, the missing table is the answer.
+async fn probe_one(state: &AppState, position: &Position, share: u32) -> Result<ProbeResponse, ApiError> {
+    match state.table(position.material()) {
+        Ok(table) => probe_in(table, position),
+        Err(error) if !state.search.enabled() => Err(ApiError::from_probe(error)),
+        Err(_) => state.search.probe(*position, share).await,
+    }
 }
 
 /// The value of a position and of every legal move.
@@ -51,17 +63,21 @@ fn probe_one(state: &AppState, position: &Position) -> Result<ProbeResponse, Api
     params(PositionQuery),
     responses(
         (status = 200, description = "The solved value for the side to move and every legal move valued for the \
-            player making it, best first. Carries an `ETag` (from the table's checksum) and `Cache-Control`.",
+            player making it, best first. Table answers carry an `ETag` (from the table's checksum) and \
+            `Cache-Control` for a day; search answers (`source: search`) only `Cache-Control` for 5 minutes, \
+            since later searches may reach further.",
             body = ProbeResponse),
         (status = 304, description = "`If-None-Match` matched the `ETag`: the answer has not changed."),
         (status = 400, description = "Unparsable position (the detail gives the parser's message and the \
             character offset) or malformed query string.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No table for the position's closed game; `material` names it and `loaded` \
-            lists the served ones. The full game `KKCCFFRRTT` is not solved.", body = Problem,
+        (status = 404, description = "No table for the position's closed game and search turned off on this \
+            server (`--search-workers 0`); `material` names it and `loaded` lists the served ones.", body = Problem,
             content_type = "application/problem+json"),
         (status = 422, description = "Well-formed but illegal position (e.g. two royals, a third piece of a kind, \
             an unpromoted piece on its far rank).", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Too many requests in flight.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "Too many requests in flight (with `Retry-After`).", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Every search worker stayed busy for the whole search budget, or the request \
+            timed out (with `Retry-After`).", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn probe(
@@ -70,8 +86,11 @@ pub async fn probe(
     query: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let position = position_from_query(query)?;
-    let table = state.table(position.material()).map_err(ApiError::from_probe)?;
-    cached(table, &headers, || probe_in(table, &position))
+    match state.table(position.material()) {
+        Ok(table) => cached(table, &headers, || probe_in(table, &position)),
+        Err(error) if !state.search.enabled() => Err(ApiError::from_probe(error)),
+        Err(_) => Ok(searched(state.search.probe(position, 1).await?)),
+    }
 }
 
 /// The line of best play to the royal capture.
@@ -82,12 +101,15 @@ pub async fn probe(
     params(PositionQuery),
     responses(
         (status = 200, description = "Both sides play their best move (the first of `GET /probe`) until the \
-            royal is captured, after exactly `dtw` plies. For a draw, `mainline` is empty and `winner` null.",
+            royal is captured, after exactly `dtw` plies. For a draw, or a search that proves nothing \
+            (`category: unknown`), `mainline` is empty and `winner` null.",
             body = MainlineResponse),
         (status = 304, description = "`If-None-Match` matched the `ETag`."),
         (status = 400, description = "Unparsable position or malformed query.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No table for the position's closed game.", body = Problem, content_type = "application/problem+json"),
+        (status = 404, description = "No table for the position's closed game and search turned off.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Illegal position.", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Every search worker stayed busy for the whole search budget (with \
+            `Retry-After`).", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn mainline(
@@ -96,12 +118,15 @@ pub async fn mainline(
     query: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let position = position_from_query(query)?;
-    let table = state.table(position.material()).map_err(ApiError::from_probe)?;
-    cached(table, &headers, || {
-        let line = table.table.mainline(&position).map_err(ApiError::from_probe)?;
-        table.probes.increment(1);
-        Ok(MainlineResponse::new(&position, &line))
-    })
+    match state.table(position.material()) {
+        Ok(table) => cached(table, &headers, || {
+            let line = table.table.mainline(&position).map_err(ApiError::from_probe)?;
+            table.probes.increment(1);
+            Ok(MainlineResponse::new(&position, &line))
+        }),
+        Err(error) if !state.search.enabled() => Err(ApiError::from_probe(error)),
+        Err(_) => Ok(searched(state.search.mainline(position).await?)),
+    }
 }
 
 /// Many positions in one request.
@@ -134,16 +159,20 @@ pub async fn probe_batch(
     if request.positions.len() > max {
         return Err(ApiError::BatchTooLarge { sent: request.positions.len(), max });
     }
-    let results = request
-        .positions
-        .into_iter()
-        .map(|pos| {
-            let answer = Position::parse(&pos).map_err(ApiError::Position).and_then(|p| probe_one(&state, &p));
-            match answer {
-                Ok(result) => BatchEntry { pos, result: Some(result), error: None },
-                Err(e) => BatchEntry { pos, result: None, error: Some(e.problem()) },
-            }
-        })
-        .collect();
+    let parsed: Vec<Result<Position, ApiError>> =
+        request.positions.iter().map(|pos| Position::parse(pos).map_err(ApiError::Position)).collect();
+    // The searches of one batch share one request's search budget.
+    let searches = parsed.iter().flatten().filter(|p| state.table(p.material()).is_err()).count().max(1) as u32;
+    let mut results = Vec::with_capacity(parsed.len());
+    for (pos, position) in request.positions.into_iter().zip(parsed) {
+        let answer = match position {
+            Ok(position) => probe_one(&state, &position, searches).await,
+            Err(error) => Err(error),
+        };
+        results.push(match answer {
+            Ok(result) => BatchEntry { pos, result: Some(result), error: None },
+            Err(e) => BatchEntry { pos, result: None, error: Some(e.problem()) },
+        });
+    }
     Ok(Json(BatchResponse { results }))
 }
