@@ -144,6 +144,28 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Fill the proof store with the first plies of the real game (resumable: what the store
+    /// knows is skipped).
+    Prove {
+        /// Where to start.
+        #[arg(long, default_value = "trfk/3c/C3/KFRT b - 1")]
+        from: String,
+        /// How many plies from there.
+        #[arg(long, default_value_t = 2)]
+        plies: u32,
+        /// The proof store (created if missing).
+        #[arg(long, default_value = "tables/proofs.redb")]
+        store: PathBuf,
+        /// Time budget per position in milliseconds.
+        #[arg(long, default_value_t = 1000)]
+        ms: u64,
+        /// Transposition table size in MiB.
+        #[arg(long, default_value_t = 64)]
+        table_mb: usize,
+        /// Print a JSON summary instead.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// The search budget for positions without a table: the server's defaults.
@@ -185,7 +207,8 @@ impl Command {
             | Command::Info { json, .. }
             | Command::Probe { json, .. }
             | Command::Mainline { json, .. }
-            | Command::Search { json, .. } => json,
+            | Command::Search { json, .. }
+            | Command::Prove { json, .. } => json,
         }
     }
 }
@@ -229,6 +252,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
             };
             let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
             commands::probe::search(&pos, &budget, json)
+        }
+        Command::Prove { from, plies, store, ms, table_mb, json } => {
+            let limits = shogi4_search::Limits {
+                time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
+                ..shogi4_search::Limits::nodes(u64::MAX)
+            };
+            commands::prove::run(&from, plies, &store, &limits, table_mb << 20, json)
         }
     }
 }

@@ -105,3 +105,25 @@ fn corrupt_and_audit(table: &Path) {
     assert!(text.contains("checksum mismatch"), "{text}");
     assert!(text.contains("slot 100: "), "{text}");
 }
+
+/// `shogi4 prove` killed with SIGKILL mid-run leaves a store that opens cleanly, keeps what
+/// was committed, and a second run resumes: it skips what is known and finishes the rest.
+#[test]
+fn prove_survives_kill_9_and_resumes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("proofs.redb");
+    let args = ["prove", "--plies", "2", "--ms", "40", "--table-mb", "4", "--store", store.to_str().unwrap(), "--json"];
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4")).args(args).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(900));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let output = shogi4(&args);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!String::from_utf8_lossy(&output.stderr).contains("damaged"));
+    let summary: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    let (positions, skipped, searched) = (&summary["positions"], &summary["skipped"], &summary["searched"]);
+    assert_eq!(positions, 71, "{summary}");
+    assert!(skipped.as_u64().unwrap() > 0, "nothing survived the kill: {summary}");
+    assert!(searched.as_u64().unwrap() > 0, "the first run was not interrupted: {summary}");
+    assert_eq!(summary["records"], 71, "{summary}");
+}

@@ -51,6 +51,19 @@ impl Outcome {
         }
     }
 
+    /// The outcome of the position a move leads to, for its side to move, given the move's
+    /// outcome for the mover: the inverse of [`Outcome::for_mover`].
+    pub fn after_move(self) -> Outcome {
+        match self {
+            Outcome::Proven(Value::Win(n)) => Outcome::Proven(Value::Loss(n.saturating_sub(1))),
+            Outcome::Proven(Value::Loss(n)) => Outcome::Proven(Value::Win(n.saturating_sub(1))),
+            Outcome::Proven(Value::Draw) => Outcome::Proven(Value::Draw),
+            Outcome::Unknown { no_result_within } => {
+                Outcome::Unknown { no_result_within: no_result_within.saturating_sub(1) }
+            }
+        }
+    }
+
     /// Sort key, better for the side in question first: quick wins, slow wins, unknown
     /// (deeper first: a longer search that found nothing is the likelier draw), slow losses,
     /// quick losses.
@@ -141,6 +154,12 @@ impl Search {
     /// Forgets everything the table holds.
     pub fn clear(&mut self) {
         self.table.clear();
+    }
+
+    /// Takes in what is already known of the position with this key (from an earlier search,
+    /// kept in a proof store), so that searches through it need not establish it again.
+    pub fn remember(&mut self, key: u128, outcome: Outcome) {
+        self.table.remember(key, outcome);
     }
 
     /// The outcome of `position` within `limits`.

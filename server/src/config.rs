@@ -63,6 +63,11 @@ pub struct Config {
     /// Transposition table of each search worker, in MiB (the most memory a search holds).
     #[arg(long, env = "SHOGI4_SEARCH_TABLE_MB", default_value_t = 64)]
     pub search_table_mb: usize,
+    /// The proof store: what searches established, kept across restarts (an embedded
+    /// database; default `proofs.redb` in the tables directory). Give a writable path when
+    /// the tables are mounted read-only; `none` keeps nothing.
+    #[arg(long, env = "SHOGI4_PROOF_STORE")]
+    pub proof_store: Option<PathBuf>,
     /// Proven search answers kept in memory.
     #[arg(long, env = "SHOGI4_SEARCH_CACHE", default_value_t = 10_000)]
     pub search_cache: usize,
@@ -84,6 +89,15 @@ pub enum LogFormat {
 }
 
 impl Config {
+    /// Where the proof store lives, if anywhere.
+    pub fn proof_store_path(&self) -> Option<PathBuf> {
+        match &self.proof_store {
+            Some(path) if path.as_os_str() == "none" => None,
+            Some(path) => Some(path.clone()),
+            None => Some(self.tables.join("proofs.redb")),
+        }
+    }
+
     /// What one request may cost.
     pub fn limits(&self) -> Limits {
         Limits {

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use axum::serve::ListenerExt;
 use clap::Parser;
 use shogi4_engine::Material;
+use shogi4_proofs::{Opened, ProofStore};
 use shogi4_server::config::{Config, LogFormat};
 use shogi4_server::{app, openapi, AppState};
 use shogi4_tablebase::{Progress, SolveEvent, SolveMode, TableDir};
@@ -47,6 +48,22 @@ fn run(config: Config) -> Result<(), String> {
     let state = AppState::load(&config.tables, !config.skip_checksums, config.limits())
         .map_err(|e| format!("cannot read tables: {e}"))?;
     tracing::info!(tables = state.tables.len(), dir = %config.tables.display(), "tables mapped");
+    let state = match config.proof_store_path() {
+        None => state,
+        Some(path) => match ProofStore::open(&path) {
+            Ok((store, opened)) => {
+                if let Opened::Rebuilt(aside) = opened {
+                    tracing::warn!(store = %path.display(), damaged = %aside.display(), "proof store was damaged: moved aside, started afresh");
+                }
+                tracing::info!(store = %path.display(), records = store.len().unwrap_or(0), "proof store open");
+                state.with_proof_store(store)
+            }
+            Err(error) => {
+                tracing::warn!(%error, "no proof store: search results are kept in memory only");
+                state
+            }
+        },
+    };
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
         // Listen for signals before announcing the address, so that a client (or a test) that

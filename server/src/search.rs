@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use shogi4_api::{MainlineResponse, ProbeResponse};
 use shogi4_engine::Position;
-use shogi4_search::{Limits, Outcome, Search, MAX_DEPTH};
+use shogi4_proofs::ProofStore;
+use shogi4_search::{Analysis, Limits, Outcome, Search, MAX_DEPTH};
 use tokio::sync::Semaphore;
 
 use crate::error::ApiError;
@@ -57,17 +58,21 @@ pub struct SearchService {
     /// Idle searchers; created on first need, at most `workers` of them.
     idle: Mutex<Vec<Search>>,
     cache: Mutex<ProvenCache>,
+    /// What earlier searches established, kept across restarts.
+    store: Option<ProofStore>,
 }
 
 impl SearchService {
-    /// A service with these settings; no memory is taken until the first search.
-    pub fn new(settings: SearchSettings) -> SearchService {
+    /// A service with these settings, backed by a proof store if given; no memory is taken
+    /// until the first search.
+    pub fn new(settings: SearchSettings, store: Option<ProofStore>) -> SearchService {
         let cache = ProvenCache::new(settings.cache_entries);
         SearchService {
             permits: Semaphore::new(settings.workers),
             idle: Mutex::new(Vec::new()),
             cache: Mutex::new(cache),
             settings,
+            store,
         }
     }
 
@@ -89,9 +94,12 @@ impl SearchService {
             return Ok(answer);
         }
         let limits = self.settings.limits(share);
+        let service = Arc::clone(self);
         let answer = self
             .run(move |search| {
+                service.recall(search, &position);
                 let analysis = search.analyse(&position, &limits);
+                service.keep(&position, &analysis);
                 ProbeResponse::searched(&position, &analysis)
             })
             .await?;
@@ -104,7 +112,9 @@ impl SearchService {
     /// The line of best play, when the search proves the position within the budget.
     pub async fn mainline(self: &Arc<Self>, position: Position) -> Result<MainlineResponse, ApiError> {
         let limits = self.settings.limits(1);
+        let service = Arc::clone(self);
         self.run(move |search| {
+            service.recall(search, &position);
             let report = search.prove(&position, &limits);
             let line = match report.outcome {
                 Outcome::Proven(_) => search.mainline(&position, &limits),
@@ -113,6 +123,36 @@ impl SearchService {
             MainlineResponse::searched(&position, line.as_ref(), &report)
         })
         .await
+    }
+
+    /// Hands the searcher what the store knows of the position and its children.
+    fn recall(&self, search: &mut Search, position: &Position) {
+        let Some(store) = &self.store else { return };
+        let moves = position.legal_moves();
+        let mut keys = vec![position.key()];
+        keys.extend(
+            moves.iter().filter(|&&mv| !position.captures_royal(mv)).map(|&mv| position.play_unchecked(mv).key()),
+        );
+        match store.get_many(&keys) {
+            Ok(known) => {
+                for (key, outcome) in keys.into_iter().zip(known) {
+                    if let Some(outcome) = outcome {
+                        search.remember(key, outcome);
+                    }
+                }
+            }
+            Err(error) => tracing::warn!(%error, "proof store unreadable; searching without it"),
+        }
+    }
+
+    /// Keeps what an analysis established about the position and its children.
+    fn keep(&self, position: &Position, analysis: &Analysis) {
+        let Some(store) = &self.store else { return };
+        let mut facts = vec![(position.key(), analysis.outcome)];
+        facts.extend(analysis.moves.iter().filter_map(|m| Some((m.result?.key(), m.outcome.after_move()))));
+        if let Err(error) = store.record(&facts) {
+            tracing::warn!(%error, "proof store unwritable; this result is kept in memory only");
+        }
     }
 
     /// Runs `work` on a blocking thread with an idle searcher, once a worker is free. A

@@ -10,6 +10,8 @@ use shogi4_api::TableInfo;
 use shogi4_engine::Material;
 use shogi4_tablebase::{Loaded, MappedTable, ProbeError, TableDir, TableError};
 
+use shogi4_proofs::ProofStore;
+
 use crate::search::SearchService;
 use crate::Limits;
 
@@ -64,8 +66,14 @@ impl AppState {
                 (material, served)
             })
             .collect();
-        let search = Arc::new(SearchService::new(limits.search.clone()));
+        let search = Arc::new(SearchService::new(limits.search.clone(), None));
         AppState { tables, metrics, limits, search }
+    }
+
+    /// The same state, its searches backed by a proof store.
+    pub fn with_proof_store(mut self, store: ProofStore) -> AppState {
+        self.search = Arc::new(SearchService::new(self.limits.search.clone(), Some(store)));
+        self
     }
 
     /// The table of a closed game, or why there is none (the caller searches instead).

@@ -363,3 +363,34 @@ async fn spec_examples_are_real_answers() {
     assert_eq!(probe["moves"][0], probe_example["moves"][0]);
     assert_eq!(probe["dtw"], probe_example["dtw"]);
 }
+
+#[tokio::test]
+async fn searches_are_kept_in_the_proof_store_across_restarts() {
+    let scratch = tempfile::tempdir().unwrap();
+    let path = scratch.path().join("proofs.redb");
+    let uri = "/probe?pos=k3/4/4/K3_b_T_1"; // KKT: no table here, proven by search
+    let serve = || {
+        let (store, _) = shogi4_proofs::ProofStore::open(&path).unwrap();
+        let state = AppState::load(tables_dir(), true, limits()).unwrap().with_proof_store(store);
+        app(Arc::new(state), &CorsPolicy::default())
+    };
+    let (status, _, first) = send(serve(), Request::get(uri).body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+    let key = shogi4_engine::Position::parse("k3/4/4/K3 b T 1").unwrap().key();
+    {
+        let (store, _) = shogi4_proofs::ProofStore::open(&path).unwrap();
+        let known = store.get(key).unwrap().expect("the position's outcome is kept");
+        assert_eq!(format!("{known:?}"), format!("Proven(Win({}))", first["dtw"]));
+        // The root and every move's position.
+        assert_eq!(store.len().unwrap() as usize, 1 + first["moves"].as_array().unwrap().len());
+    }
+    // After a restart the same question is answered from the store with less work.
+    let (_, _, second) = send(serve(), Request::get(uri).body(Body::empty()).unwrap()).await;
+    assert_eq!(second["dtw"], first["dtw"]);
+    assert!(
+        second["search"]["nodes"].as_u64() < first["search"]["nodes"].as_u64(),
+        "{} vs {}",
+        second["search"],
+        first["search"]
+    );
+}

@@ -5,6 +5,7 @@ pub mod count;
 pub mod info;
 pub mod perft;
 pub mod probe;
+pub mod prove;
 pub mod solve;
 
 use serde_json::json;
