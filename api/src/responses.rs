@@ -39,7 +39,7 @@ pub enum Source {
 /// What a search did for an answer.
 #[derive(Clone, Copy, Debug, Serialize, ToSchema, PartialEq, Eq)]
 pub struct SearchStats {
-    /// Positions expanded.
+    /// Positions examined (expanded, or generated and looked up).
     pub nodes: u64,
     /// Wall-clock milliseconds.
     pub millis: u64,

@@ -17,6 +17,7 @@
 //! assert_eq!(report.outcome, Outcome::Proven(Value::Win(3)));
 //! ```
 
+mod dfpn;
 mod prover;
 mod table;
 
@@ -82,7 +83,7 @@ impl Outcome {
 pub struct Limits {
     /// Deepest distance to win looked for (at most [`MAX_DEPTH`]).
     pub max_depth: u32,
-    /// Nodes expanded at most.
+    /// Nodes (positions examined) at most.
     pub max_nodes: u64,
     /// Wall-clock time at most; `None` for no limit (the node limit alone makes a search
     /// deterministic).
@@ -101,7 +102,7 @@ impl Limits {
 pub struct Report {
     /// What was established.
     pub outcome: Outcome,
-    /// Nodes expanded.
+    /// Nodes (positions examined).
     pub nodes: u64,
     /// Wall-clock time taken.
     pub elapsed: Duration,
@@ -128,7 +129,7 @@ pub struct Analysis {
     /// Every legal move, best first: proven wins by shortest distance, unknown, proven losses
     /// by longest distance; ties in move-generation order.
     pub moves: Vec<MoveOutcome>,
-    /// Nodes expanded, position and moves together.
+    /// Nodes (positions examined), position and moves together.
     pub nodes: u64,
     /// Wall-clock time taken.
     pub elapsed: Duration,
@@ -138,22 +139,28 @@ pub struct Analysis {
 /// it stores is true of the positions alone, so every later search profits).
 pub struct Search {
     table: TranspositionTable,
+    numbers: dfpn::NumberTable,
 }
 
 impl Search {
     /// A searcher whose table holds about `table_bytes` bytes, allocated now and never more.
     pub fn new(table_bytes: usize) -> Search {
-        Search { table: TranspositionTable::with_bytes(table_bytes) }
+        // Half for the facts, half for the proof numbers of unresolved positions.
+        Search {
+            table: TranspositionTable::with_bytes(table_bytes / 2),
+            numbers: dfpn::NumberTable::with_bytes(table_bytes / 2),
+        }
     }
 
-    /// The memory its table holds.
+    /// The memory its tables hold.
     pub fn table_bytes(&self) -> usize {
-        self.table.bytes()
+        self.table.bytes() + self.numbers.bytes()
     }
 
-    /// Forgets everything the table holds.
+    /// Forgets everything the tables hold.
     pub fn clear(&mut self) {
         self.table.clear();
+        self.numbers.clear();
     }
 
     /// Takes in what is already known of the position with this key (from an earlier search,
@@ -165,7 +172,8 @@ impl Search {
     /// The outcome of `position` within `limits`.
     pub fn prove(&mut self, position: &Position, limits: &Limits) -> Report {
         let started = Instant::now();
-        let mut prover = Prover::new(&mut self.table, limits.max_nodes, limits.time.map(|t| started + t));
+        let mut prover =
+            Prover::new(&mut self.table, &mut self.numbers, limits.max_nodes, limits.time.map(|t| started + t));
         let outcome = outcome_of(prover.deepen(position, limits.max_depth));
         Report { outcome, nodes: prover.nodes, elapsed: started.elapsed() }
     }
@@ -176,7 +184,7 @@ impl Search {
         let started = Instant::now();
         let deadline = limits.time.map(|t| started + t);
         let half = limits.time.map(|t| started + t / 2);
-        let mut prover = Prover::new(&mut self.table, limits.max_nodes / 2, half);
+        let mut prover = Prover::new(&mut self.table, &mut self.numbers, limits.max_nodes / 2, half);
         let outcome = outcome_of(prover.deepen(position, limits.max_depth));
         let legal = position.legal_moves();
         let mut moves = Vec::with_capacity(legal.len());
@@ -210,7 +218,8 @@ impl Search {
     /// the longest defence): `None` if the position is not proven within `limits`.
     pub fn mainline(&mut self, position: &Position, limits: &Limits) -> Option<(Value, Vec<MainlineStep>)> {
         let started = Instant::now();
-        let mut prover = Prover::new(&mut self.table, limits.max_nodes, limits.time.map(|t| started + t));
+        let mut prover =
+            Prover::new(&mut self.table, &mut self.numbers, limits.max_nodes, limits.time.map(|t| started + t));
         let dtw = prover.deepen(position, limits.max_depth).0?;
         let value = Value::from_dtw(dtw);
         let mut steps = Vec::new();

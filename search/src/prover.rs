@@ -1,6 +1,9 @@
 //! The proof search proper: two depth-bounded questions answered by AND/OR search, and the
 //! iterative deepening that turns them into an exact distance to win.
 //!
+//! Each question is answered by df-pn (`dfpn.rs`) at the root's iterations; the plain
+//! depth-first versions here serve the line of best play and are the simple reference.
+//!
 //! `wins_within(P, d)`: some move captures the royal (d ≥ 1), or leads to a position that
 //! loses within `d − 1`. `loses_within(P, d)`: `P` has no legal move, or every move leads to a
 //! position that wins within `d − 1`. Both are monotone in `d` and depend on the position
@@ -13,6 +16,7 @@ use std::time::Instant;
 use arrayvec::ArrayVec;
 use shogi4_engine::{Move, Position, MAX_MOVES};
 
+use crate::dfpn::{NumberTable, Question};
 use crate::table::{key_of, Bounds, TranspositionTable, UNKNOWN};
 
 /// The deepest distance a search may ask about (the table stores depths in a byte).
@@ -28,15 +32,23 @@ pub(crate) struct Aborted;
 /// Answers depth-bounded questions within a node and time budget, over a table it borrows.
 pub(crate) struct Prover<'t> {
     table: &'t mut TranspositionTable,
-    /// Nodes expanded so far.
+    /// Proof and disproof numbers of unresolved nodes (df-pn).
+    pub numbers: &'t mut NumberTable,
+    /// Nodes (positions) examined so far: every position expanded or generated as a child
+    /// and looked up.
     pub nodes: u64,
     max_nodes: u64,
     deadline: Option<Instant>,
 }
 
 impl<'t> Prover<'t> {
-    pub fn new(table: &'t mut TranspositionTable, max_nodes: u64, deadline: Option<Instant>) -> Prover<'t> {
-        Prover { table, nodes: 0, max_nodes, deadline }
+    pub fn new(
+        table: &'t mut TranspositionTable,
+        numbers: &'t mut NumberTable,
+        max_nodes: u64,
+        deadline: Option<Instant>,
+    ) -> Prover<'t> {
+        Prover { table, numbers, nodes: 0, max_nodes, deadline }
     }
 
     /// Sets a new budget (nodes counted from now on, and a deadline).
@@ -45,7 +57,7 @@ impl<'t> Prover<'t> {
         self.deadline = deadline;
     }
 
-    fn tick(&mut self) -> Result<(), Aborted> {
+    pub(crate) fn tick(&mut self) -> Result<(), Aborted> {
         self.nodes += 1;
         if self.nodes > self.max_nodes {
             return Err(Aborted);
@@ -58,11 +70,53 @@ impl<'t> Prover<'t> {
         Ok(())
     }
 
-    fn record(&mut self, key: u128, update: impl FnOnce(&mut Bounds)) {
+    pub(crate) fn record(&mut self, key: u128, update: impl FnOnce(&mut Bounds)) {
         // Read again: the subtree may have stored facts about this very position (a cycle).
         let mut bounds = self.table.get(key);
         update(&mut bounds);
         self.table.put(key, bounds);
+    }
+
+    /// "Win within `d`" when the rules or the table settle it without search.
+    pub(crate) fn win_known(&mut self, position: &Position, d: u32) -> Option<bool> {
+        if position.can_capture_royal() {
+            return Some(true);
+        }
+        let d = if d.is_multiple_of(2) { d.saturating_sub(1) } else { d };
+        if d < 3 {
+            return Some(false);
+        }
+        let known = self.table.get(key_of(position));
+        if u32::from(known.win_within) <= d {
+            return Some(true);
+        }
+        if u32::from(known.no_win_within) >= d {
+            return Some(false);
+        }
+        None
+    }
+
+    /// "Loss within `d`" when the rules or the table settle it without search.
+    pub(crate) fn loss_known(&mut self, position: &Position, d: u32) -> Option<bool> {
+        if position.can_capture_royal() {
+            return Some(false);
+        }
+        let d = if d % 2 == 1 { d - 1 } else { d };
+        let moves = position.legal_moves();
+        if moves.is_empty() {
+            return Some(true);
+        }
+        if d < 4 {
+            return Some(d == 2 && moves.iter().all(|&mv| position.exposes_royal(mv)));
+        }
+        let known = self.table.get(key_of(position));
+        if u32::from(known.loss_within) <= d {
+            return Some(true);
+        }
+        if u32::from(known.no_loss_within_plus_one) > d {
+            return Some(false);
+        }
+        None
     }
 
     /// Whether the side to move can force the royal capture within `d` plies.
@@ -173,7 +227,11 @@ impl<'t> Prover<'t> {
         // Neither a win in 1 nor a loss in 0.
         let mut established = 1;
         for d in 2..=max_depth.min(MAX_DEPTH) {
-            let found = if d % 2 == 1 { self.wins_within(position, d) } else { self.loses_within(position, d) };
+            // Each question by df-pn: measured on 300 real-game positions at 1 s, it proves a
+            // little more than the plain search in move order (56.3% against 55.3%) and
+            // reaches longer proofs (19 plies against 16).
+            let question = if d % 2 == 1 { Question::Win } else { Question::Loss };
+            let found = self.prove_by_numbers(position, d, question);
             match found {
                 Ok(true) => return (Some(d), d),
                 Ok(false) => established = d,
