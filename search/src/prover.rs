@@ -39,6 +39,8 @@ pub(crate) struct Prover<'t> {
     pub nodes: u64,
     max_nodes: u64,
     deadline: Option<Instant>,
+    /// The node count at which the clock is next read.
+    next_clock: u64,
 }
 
 impl<'t> Prover<'t> {
@@ -48,7 +50,7 @@ impl<'t> Prover<'t> {
         max_nodes: u64,
         deadline: Option<Instant>,
     ) -> Prover<'t> {
-        Prover { table, numbers, nodes: 0, max_nodes, deadline }
+        Prover { table, numbers, nodes: 0, max_nodes, deadline, next_clock: CLOCK_INTERVAL }
     }
 
     /// Sets a new budget (nodes counted from now on, and a deadline).
@@ -62,10 +64,15 @@ impl<'t> Prover<'t> {
         if self.nodes > self.max_nodes {
             return Err(Aborted);
         }
-        if self.nodes.is_multiple_of(CLOCK_INTERVAL) && self.deadline.is_some_and(|d| Instant::now() >= d) {
-            // Stay aborted: the node count is pinned past the limit.
-            self.max_nodes = self.nodes - 1;
-            return Err(Aborted);
+        // Nodes grow by more than one at a time (children count too): read the clock once the
+        // count passes the next mark, not on exact multiples.
+        if self.nodes >= self.next_clock {
+            self.next_clock = self.nodes + CLOCK_INTERVAL;
+            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+                // Stay aborted: the node count is pinned past the limit.
+                self.max_nodes = self.nodes - 1;
+                return Err(Aborted);
+            }
         }
         Ok(())
     }

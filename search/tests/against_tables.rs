@@ -168,3 +168,17 @@ fn analysis_and_mainline_agree_with_the_table() {
     }
     assert!(lines > 50, "{lines}");
 }
+
+#[test]
+fn the_time_budget_is_kept() {
+    // The start position is far from proven: the search must stop at its deadline.
+    let mut search = Search::new(8 << 20);
+    for ms in [20u64, 150] {
+        let limits = Limits { time: Some(std::time::Duration::from_millis(ms)), ..Limits::nodes(u64::MAX) };
+        let report = search.prove(&Position::start(), &limits);
+        assert!(matches!(report.outcome, Outcome::Unknown { .. }));
+        assert!(report.elapsed.as_millis() < u128::from(ms) + 100, "{ms} ms budget took {:?}", report.elapsed);
+        let analysis = search.analyse(&Position::start(), &limits);
+        assert!(analysis.elapsed.as_millis() < u128::from(ms) + 100, "{ms} ms budget took {:?}", analysis.elapsed);
+    }
+}
