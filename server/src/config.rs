@@ -7,6 +7,7 @@ use std::time::Duration;
 use axum::http::HeaderValue;
 use clap::{Parser, ValueEnum};
 
+use crate::rate_limit::{parse_trusted_proxies, RateSettings};
 use crate::search::SearchSettings;
 use crate::{CorsPolicy, Limits};
 
@@ -68,6 +69,20 @@ pub struct Config {
     /// the tables are mounted read-only; `none` keeps nothing.
     #[arg(long, env = "SHOGI4_PROOF_STORE")]
     pub proof_store: Option<PathBuf>,
+    /// Tokens each client gains per second (a table probe costs 1, a mainline 5, a search
+    /// 10); 0 turns per-client rate limiting off.
+    #[arg(long, env = "SHOGI4_RATE_LIMIT", default_value_t = 50)]
+    pub rate_limit: u32,
+    /// Tokens a client can hold: its largest burst.
+    #[arg(long, env = "SHOGI4_RATE_BURST", default_value_t = 250)]
+    pub rate_burst: u32,
+    /// Clients tracked at most (each takes a few dozen bytes).
+    #[arg(long, env = "SHOGI4_RATE_CLIENTS", default_value_t = 100_000)]
+    pub rate_clients: usize,
+    /// Proxies whose X-Forwarded-For / X-Real-IP are believed: comma-separated addresses or
+    /// CIDRs (e.g. `127.0.0.1,10.0.0.0/8`). Empty: the peer address is the client.
+    #[arg(long, env = "SHOGI4_TRUSTED_PROXIES", default_value = "")]
+    pub trusted_proxies: String,
     /// Proven search answers kept in memory.
     #[arg(long, env = "SHOGI4_SEARCH_CACHE", default_value_t = 10_000)]
     pub search_cache: usize,
@@ -98,9 +113,9 @@ impl Config {
         }
     }
 
-    /// What one request may cost.
-    pub fn limits(&self) -> Limits {
-        Limits {
+    /// What one request may cost, and each client.
+    pub fn limits(&self) -> Result<Limits, String> {
+        Ok(Limits {
             max_body_bytes: self.max_body_bytes,
             max_uri_bytes: self.max_uri_bytes,
             max_batch: self.max_batch,
@@ -113,7 +128,13 @@ impl Config {
                 table_bytes: self.search_table_mb << 20,
                 cache_entries: self.search_cache,
             },
-        }
+            rate: RateSettings {
+                per_second: self.rate_limit,
+                burst: self.rate_burst.max(1),
+                max_clients: self.rate_clients.max(1),
+                trusted_proxies: parse_trusted_proxies(&self.trusted_proxies)?,
+            },
+        })
     }
 
     /// The CORS policy: `*` alone for any origin, or a comma-separated list of origins.

@@ -37,6 +37,17 @@ pub enum ApiError {
     Timeout,
     /// Every search worker stayed busy for the whole search budget (503).
     SearchBusy,
+    /// The client's rate limit is spent (429).
+    RateLimited {
+        /// What the request costs, in tokens.
+        cost: u32,
+        /// When enough tokens will be back.
+        retry_after: std::time::Duration,
+        /// The bucket's size.
+        limit: u32,
+        /// Tokens left now.
+        remaining: u32,
+    },
     /// Our own fault (500).
     Internal(String),
 }
@@ -59,7 +70,7 @@ impl ApiError {
             ApiError::BatchTooLarge { .. } | ApiError::BodyTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::Overloaded => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::Overloaded | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Timeout | ApiError::SearchBusy => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
@@ -93,6 +104,26 @@ impl ApiError {
                 status,
                 "the server is at its concurrency limit; retry shortly",
             ),
+            ApiError::RateLimited { cost, retry_after, limit, .. } if *cost > *limit => Problem::new(
+                "rate-limited",
+                "Rate limit exceeded",
+                status,
+                format!(
+                    "this request costs {cost} tokens, more than the {limit} a client can hold (retry after {:.1} s \
+                     cannot help): send fewer positions per batch",
+                    retry_after.as_secs_f64()
+                ),
+            ),
+            ApiError::RateLimited { cost, retry_after, limit, .. } => Problem::new(
+                "rate-limited",
+                "Rate limit exceeded",
+                status,
+                format!(
+                    "this request costs {cost} tokens and your budget ({limit} at most) is spent; retry after {:.1} s \
+                     (table probes cost 1, mainlines 5, searches 10; for bulk use, download the tables)",
+                    retry_after.as_secs_f64()
+                ),
+            ),
             ApiError::SearchBusy => Problem::new(
                 "search-busy",
                 "Every search worker is busy",
@@ -117,8 +148,18 @@ impl IntoResponse for ApiError {
         let mut response = (self.status(), body).into_response();
         response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/problem+json"));
         // Every refusal for load says when to come back.
-        if matches!(self, ApiError::Overloaded | ApiError::Timeout | ApiError::SearchBusy) {
-            response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        match &self {
+            ApiError::Overloaded | ApiError::Timeout | ApiError::SearchBusy => {
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            ApiError::RateLimited { retry_after, limit, remaining, .. } => {
+                let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);
+                let headers = response.headers_mut();
+                headers.insert(header::RETRY_AFTER, HeaderValue::from(seconds.max(1)));
+                headers.insert("x-ratelimit-limit", HeaderValue::from(*limit));
+                headers.insert("x-ratelimit-remaining", HeaderValue::from(*remaining));
+            }
+            _ => {}
         }
         response
     }

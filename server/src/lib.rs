@@ -9,6 +9,7 @@ pub mod error;
 mod metrics;
 pub mod model;
 pub mod openapi;
+pub mod rate_limit;
 mod routes;
 pub mod search;
 pub mod state;
@@ -53,6 +54,8 @@ pub struct Limits {
     pub timeout: Duration,
     /// How searches (for positions without a table) are bounded.
     pub search: search::SearchSettings,
+    /// How much each client may ask for.
+    pub rate: rate_limit::RateSettings,
 }
 
 impl Default for Limits {
@@ -64,6 +67,7 @@ impl Default for Limits {
             concurrency: 1024,
             timeout: Duration::from_secs(10),
             search: search::SearchSettings::default(),
+            rate: rate_limit::RateSettings::default(),
         }
     }
 }

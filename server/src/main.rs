@@ -42,10 +42,11 @@ fn init_logging(format: LogFormat) {
 
 fn run(config: Config) -> Result<(), String> {
     let cors_policy = config.cors_policy()?;
+    let limits = config.limits()?;
     if !config.no_solve {
         solve_missing(&config)?;
     }
-    let state = AppState::load(&config.tables, !config.skip_checksums, config.limits())
+    let state = AppState::load(&config.tables, !config.skip_checksums, limits)
         .map_err(|e| format!("cannot read tables: {e}"))?;
     tracing::info!(tables = state.tables.len(), dir = %config.tables.display(), "tables mapped");
     let state = match config.proof_store_path() {
@@ -81,10 +82,9 @@ fn run(config: Config) -> Result<(), String> {
                 tracing::warn!(%error, "cannot set TCP_NODELAY");
             }
         });
-        axum::serve(listener, app(Arc::new(state), &cors_policy))
-            .with_graceful_shutdown(shutdown)
-            .await
-            .map_err(|e| format!("server error: {e}"))
+        // The peer address reaches handlers as ConnectInfo: the rate limiter's client.
+        let service = app(Arc::new(state), &cors_policy).into_make_service_with_connect_info::<std::net::SocketAddr>();
+        axum::serve(listener, service).with_graceful_shutdown(shutdown).await.map_err(|e| format!("server error: {e}"))
     })?;
     tracing::info!("shut down");
     Ok(())

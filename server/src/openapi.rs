@@ -34,6 +34,12 @@ use crate::routes;
             way. `GET /mainline` gives the line for proven search results, and an empty one otherwise. Searches \
             run a fixed number at a time; when every search worker stays busy for a whole search budget the \
             answer is `/problems/search-busy` (503, with `Retry-After`).\n\n\
+            **Rate limits.** Each client (an IPv4 address, or an IPv6 /64) has a token bucket: by default 50 \
+            tokens a second, 250 at most. A table probe costs 1 token (each table position of a batch too), a \
+            table mainline 5, any search (probe, batch entry or mainline) 10; `/health`, `/metrics` and the docs \
+            are free. A spent budget gets 429 `/problems/rate-limited` with `Retry-After` (seconds until the \
+            request's whole cost is available), `X-RateLimit-Limit` and `X-RateLimit-Remaining`. For bulk use, \
+            download the tables or run the `shogi4` CLI.\n\n\
             **Positions** are SFEN (`trfk/3c/C3/KFRT b - 1`, side `b` = first player) or Fairy-Stockfish FEN \
             (`trfk/3c/C3/KFRT[] w 0 1`, side `w` = first player). `_` may replace spaces; in a query string send \
             `+` as `%2B`.\n\n\
@@ -42,8 +48,8 @@ use crate::routes;
             malformed query string or body), `/problems/illegal-position` (422), `/problems/no-table` (404, with \
             `material` and the `loaded` ones), `/problems/not-found` (404, no such endpoint), \
             `/problems/method-not-allowed` (405), `/problems/batch-too-large` and `/problems/body-too-large` (413), \
-            `/problems/uri-too-long` (414), `/problems/overloaded` (429), `/problems/timeout` and \
-            `/problems/search-busy` (503; these three carry `Retry-After`), \
+            `/problems/uri-too-long` (414), `/problems/overloaded` and `/problems/rate-limited` (429), \
+            `/problems/timeout` and `/problems/search-busy` (503; these four carry `Retry-After`), \
             `/problems/internal` (500, never expected: it is logged).",
         license(name = "MIT OR Apache-2.0")
     ),

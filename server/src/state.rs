@@ -12,6 +12,7 @@ use shogi4_tablebase::{Loaded, MappedTable, ProbeError, TableDir, TableError};
 
 use shogi4_proofs::ProofStore;
 
+use crate::rate_limit::RateLimit;
 use crate::search::SearchService;
 use crate::Limits;
 
@@ -37,6 +38,8 @@ pub struct AppState {
     pub limits: Limits,
     /// Proof search for positions no table holds.
     pub search: Arc<SearchService>,
+    /// Every client's token bucket.
+    pub rate: RateLimit,
 }
 
 impl AppState {
@@ -67,7 +70,8 @@ impl AppState {
             })
             .collect();
         let search = Arc::new(SearchService::new(limits.search.clone(), None));
-        AppState { tables, metrics, limits, search }
+        let rate = RateLimit::new(limits.rate.clone());
+        AppState { tables, metrics, limits, search, rate }
     }
 
     /// The same state, its searches backed by a proof store.

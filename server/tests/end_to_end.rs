@@ -17,10 +17,16 @@ struct Server {
 }
 
 impl Server {
+    /// The server on `tables`, rate limiting off (these tests send thousands of requests).
     fn start(tables: &std::path::Path) -> Server {
+        Server::start_with(tables, &["--rate-limit", "0"])
+    }
+
+    fn start_with(tables: &std::path::Path, flags: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4-server"))
-            .args(["--bind", "127.0.0.1:0", "--no-solve", "--tables"])
+            .args(["--bind", "127.0.0.1:0", "--no-solve", "--proof-store", "none", "--tables"])
             .arg(tables)
+            .args(flags)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -34,13 +40,22 @@ impl Server {
 
     /// One HTTP/1.1 request over a fresh TCP connection: (status, JSON body).
     fn get(&self, path_and_query: &str) -> (u16, Json) {
-        let mut stream = TcpStream::connect(&self.address).unwrap();
+        let (status, _, body) = self.get_from(None, path_and_query);
+        (status, body)
+    }
+
+    /// One request from a chosen local address (127.0.0.2 is loopback too): (status, head, body).
+    fn get_from(&self, local: Option<&str>, path_and_query: &str) -> (u16, String, Json) {
+        let mut stream = match local {
+            None => TcpStream::connect(&self.address).unwrap(),
+            Some(local) => connect_from(local, &self.address),
+        };
         write!(stream, "GET {path_and_query} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n\r\n", self.address).unwrap();
         let mut response = String::new();
         stream.read_to_string(&mut response).unwrap();
         let (head, body) = response.split_once("\r\n\r\n").expect("a complete response");
         let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
-        (status, serde_json::from_str(body).unwrap_or(Json::Null))
+        (status, head.to_ascii_lowercase(), serde_json::from_str(body).unwrap_or(Json::Null))
     }
 }
 
@@ -49,6 +64,19 @@ impl Drop for Server {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A TCP connection to `address` from the local address `local` (bound before connecting).
+fn connect_from(local: &str, address: &str) -> TcpStream {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let stream = runtime.block_on(async {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind(format!("{local}:0").parse().unwrap()).unwrap();
+        socket.connect(address.parse().unwrap()).await.unwrap()
+    });
+    let stream = stream.into_std().unwrap();
+    stream.set_nonblocking(false).unwrap();
+    stream
 }
 
 fn url(sfen: &str) -> String {
@@ -141,4 +169,29 @@ fn sigterm_shuts_down_gracefully() {
     unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
     let status = server.child.wait().unwrap();
     assert!(status.success(), "exit status after SIGTERM: {status}");
+}
+
+#[test]
+fn clients_are_rate_limited_each_on_its_own() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KKC".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    // One token a second, three at most: a fourth probe in a row must wait.
+    let server = Server::start_with(scratch.path(), &["--rate-limit", "1", "--rate-burst", "3"]);
+    let probe = "/probe?pos=k3/4/4/K3_b_C_1";
+    for _ in 0..3 {
+        assert_eq!(server.get_from(Some("127.0.0.1"), probe).0, 200);
+    }
+    let (status, head, problem) = server.get_from(Some("127.0.0.1"), probe);
+    assert_eq!(status, 429, "{problem}");
+    assert_eq!(problem["type"], "/problems/rate-limited");
+    assert!(head.contains("retry-after: 1"), "{head}");
+    assert!(head.contains("x-ratelimit-limit: 3") && head.contains("x-ratelimit-remaining: 0"), "{head}");
+    // Another address has its own budget; the exempt endpoints stay open to both.
+    assert_eq!(server.get_from(Some("127.0.0.2"), probe).0, 200);
+    assert_eq!(server.get_from(Some("127.0.0.1"), "/health").0, 200);
+    assert_eq!(server.get_from(Some("127.0.0.1"), "/metrics").0, 200);
+    // A search costs 10 tokens: more than this client can ever hold.
+    let (status, _, problem) = server.get_from(Some("127.0.0.3"), "/probe?pos=trfk/3c/C3/KFRT_b_-_1");
+    assert_eq!(status, 429);
+    assert!(problem["detail"].as_str().unwrap().contains("costs 10 tokens"), "{problem}");
 }

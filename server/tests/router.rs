@@ -8,6 +8,7 @@ use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
 use axum::Router;
 use serde_json::Value as Json;
+use shogi4_server::rate_limit::RateSettings;
 use shogi4_server::search::SearchSettings;
 use shogi4_server::{app, openapi, AppState, CorsPolicy, Limits};
 use shogi4_tablebase::{solve, Silent};
@@ -31,9 +32,10 @@ fn router_with(limits: Limits) -> Router {
     app(Arc::new(state), &CorsPolicy::default())
 }
 
-/// Small batches, so that the batch limit is easy to reach.
+/// Small batches, so that the batch limit is easy to reach; no rate limit (the end-to-end
+/// tests limit real clients by address).
 fn limits() -> Limits {
-    Limits { max_batch: 3, ..Limits::default() }
+    Limits { max_batch: 3, rate: RateSettings { per_second: 0, ..RateSettings::default() }, ..Limits::default() }
 }
 
 fn router() -> Router {

@@ -18,6 +18,22 @@ pub fn position_from_query(query: Result<Query<PositionQuery>, QueryRejection>) 
     Position::parse(&text).map_err(ApiError::Position)
 }
 
+/// The client a request comes from, as the rate limiter groups clients.
+pub struct Client(pub std::net::IpAddr);
+
+impl axum::extract::FromRequestParts<std::sync::Arc<crate::state::AppState>> for Client {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &std::sync::Arc<crate::state::AppState>,
+    ) -> Result<Client, Self::Rejection> {
+        // In-process tests have no connection; they count as one unknown client.
+        let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0);
+        Ok(Client(state.rate.client(peer, &parts.headers)))
+    }
+}
+
 /// Whether `If-None-Match` names `etag` (or `*`); weak tags compare by their opaque part.
 pub fn etag_matches(headers: &HeaderMap, etag: &HeaderValue) -> bool {
     let Some(Ok(value)) = headers.get(header::IF_NONE_MATCH).map(|v| v.to_str()) else { return false };

@@ -9,7 +9,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use shogi4_engine::Position;
 
-use super::{etag_matches, position_from_query};
+use super::{etag_matches, position_from_query, Client};
+use crate::rate_limit::cost;
 use shogi4_api::{BatchEntry, BatchRequest, BatchResponse, MainlineResponse, ProbeResponse, Problem};
 
 use crate::error::ApiError;
@@ -75,21 +76,30 @@ async fn probe_one(state: &AppState, position: &Position, share: u32) -> Result<
             content_type = "application/problem+json"),
         (status = 422, description = "Well-formed but illegal position (e.g. two royals, a third piece of a kind, \
             an unpromoted piece on its far rank).", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "Too many requests in flight (with `Retry-After`).", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The client's rate limit is spent, or too many requests are in flight \
+            (with `Retry-After`; rate limits also with `X-RateLimit-Limit` and `X-RateLimit-Remaining`).",
+            body = Problem, content_type = "application/problem+json"),
         (status = 503, description = "Every search worker stayed busy for the whole search budget, or the request \
             timed out (with `Retry-After`).", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn probe(
     State(state): State<Arc<AppState>>,
+    Client(client): Client,
     headers: HeaderMap,
     query: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let position = position_from_query(query)?;
     match state.table(position.material()) {
-        Ok(table) => cached(table, &headers, || probe_in(table, &position)),
+        Ok(table) => {
+            state.rate.charge(client, cost::TABLE_PROBE)?;
+            cached(table, &headers, || probe_in(table, &position))
+        }
         Err(error) if !state.search.enabled() => Err(ApiError::from_probe(error)),
-        Err(_) => Ok(searched(state.search.probe(position, 1).await?)),
+        Err(_) => {
+            state.rate.charge(client, cost::SEARCH)?;
+            Ok(searched(state.search.probe(position, 1).await?))
+        }
     }
 }
 
@@ -108,17 +118,25 @@ pub async fn probe(
         (status = 400, description = "Unparsable position or malformed query.", body = Problem, content_type = "application/problem+json"),
         (status = 404, description = "No table for the position's closed game and search turned off.", body = Problem, content_type = "application/problem+json"),
         (status = 422, description = "Illegal position.", body = Problem, content_type = "application/problem+json"),
+        (status = 429, description = "The client's rate limit is spent (with `Retry-After`).", body = Problem,
+            content_type = "application/problem+json"),
         (status = 503, description = "Every search worker stayed busy for the whole search budget (with \
             `Retry-After`).", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn mainline(
     State(state): State<Arc<AppState>>,
+    Client(client): Client,
     headers: HeaderMap,
     query: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let position = position_from_query(query)?;
-    match state.table(position.material()) {
+    let table = state.table(position.material());
+    let charge = if table.is_ok() { cost::TABLE_MAINLINE } else { cost::SEARCH };
+    if table.is_ok() || state.search.enabled() {
+        state.rate.charge(client, charge)?;
+    }
+    match table {
         Ok(table) => cached(table, &headers, || {
             let line = table.table.mainline(&position).map_err(ApiError::from_probe)?;
             table.probes.increment(1);
@@ -142,10 +160,14 @@ pub async fn mainline(
         (status = 400, description = "The body is not the JSON described.", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "More positions than allowed, or a body over the size limit.", body = Problem,
             content_type = "application/problem+json"),
+        (status = 429, description = "The client's rate limit is spent: the batch costs 1 token per table \
+            position and 10 per searched one (with `Retry-After`).", body = Problem,
+            content_type = "application/problem+json"),
     )
 )]
 pub async fn probe_batch(
     State(state): State<Arc<AppState>>,
+    Client(client): Client,
     body: Result<Json<BatchRequest>, JsonRejection>,
 ) -> Result<Json<BatchResponse>, ApiError> {
     let Json(request) = body.map_err(|e| {
@@ -162,7 +184,11 @@ pub async fn probe_batch(
     let parsed: Vec<Result<Position, ApiError>> =
         request.positions.iter().map(|pos| Position::parse(pos).map_err(ApiError::Position)).collect();
     // The searches of one batch share one request's search budget.
-    let searches = parsed.iter().flatten().filter(|p| state.table(p.material()).is_err()).count().max(1) as u32;
+    let searched = parsed.iter().flatten().filter(|p| state.table(p.material()).is_err()).count() as u32;
+    let tabled = parsed.iter().flatten().count() as u32 - searched;
+    let searched_cost = if state.search.enabled() { searched * cost::SEARCH } else { 0 };
+    state.rate.charge(client, tabled * cost::TABLE_PROBE + searched_cost)?;
+    let searches = searched.max(1);
     let mut results = Vec::with_capacity(parsed.len());
     for (pos, position) in request.positions.into_iter().zip(parsed) {
         let answer = match position {

@@ -1,0 +1,258 @@
+//! Per-client rate limiting: a token bucket per client (GCRA, from `governor`), charged by
+//! what a request costs, so that no client can take more than its share of a public server.
+//!
+//! A client is its address, an IPv6 address grouped by its /64 (one subscriber's prefix).
+//! `X-Forwarded-For` and `X-Real-IP` are believed only when the connection comes from a
+//! trusted proxy, and then the client is the right-most address that is not itself trusted:
+//! everything left of it could have been written by the client. The buckets' memory is
+//! bounded: idle buckets are dropped, and past the cap all are forgotten at once (which only
+//! ever errs in the clients' favour).
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::num::NonZeroU32;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::RwLock;
+use std::time::Duration;
+
+use axum::http::HeaderMap;
+use governor::clock::{Clock, DefaultClock};
+use governor::middleware::StateInformationMiddleware;
+use governor::state::keyed::DashMapStateStore;
+use governor::{Quota, RateLimiter};
+use ipnet::IpNet;
+
+use crate::error::ApiError;
+
+/// What requests cost, in tokens. A table probe is the unit: one index and a dozen byte reads,
+/// tens of microseconds.
+pub mod cost {
+    /// `GET /probe` answered by a table; each table position of a `POST /probe`.
+    pub const TABLE_PROBE: u32 = 1;
+    /// `GET /mainline` answered by a table: it probes every position of the line (up to `dtw`
+    /// of them, dozens in long wins), so it costs as much as a handful of probes.
+    pub const TABLE_MAINLINE: u32 = 5;
+    /// Any answer by search (probe, batch entry or mainline): it holds a search worker, one of
+    /// a few, for up to the whole search budget (300 ms by default), thousands of times what a
+    /// table probe takes; charged so that one client cannot keep the workers to itself.
+    pub const SEARCH: u32 = 10;
+}
+
+/// How clients are limited.
+#[derive(Clone, Debug)]
+pub struct RateSettings {
+    /// Tokens a client gains per second; 0 turns rate limiting off.
+    pub per_second: u32,
+    /// Tokens a client can hold: the largest burst, and the dearest request it can afford.
+    pub burst: u32,
+    /// Clients tracked at most (memory bound).
+    pub max_clients: usize,
+    /// Proxies whose `X-Forwarded-For` / `X-Real-IP` are believed.
+    pub trusted_proxies: Vec<IpNet>,
+}
+
+impl Default for RateSettings {
+    fn default() -> RateSettings {
+        RateSettings { per_second: 50, burst: 250, max_clients: 100_000, trusted_proxies: Vec::new() }
+    }
+}
+
+type Limiter = RateLimiter<IpAddr, DashMapStateStore<IpAddr>, DefaultClock, StateInformationMiddleware>;
+
+/// The buckets of every client.
+pub struct RateLimit {
+    settings: RateSettings,
+    quota: Option<Quota>,
+    limiter: RwLock<Limiter>,
+    charges: AtomicU64,
+}
+
+/// How often (in charges) idle buckets are swept.
+const SWEEP_INTERVAL: u64 = 4096;
+/// How often (in charges) the number of buckets is checked against the cap.
+const CAP_CHECK_INTERVAL: u64 = 32;
+
+impl RateLimit {
+    /// Buckets for these settings.
+    pub fn new(settings: RateSettings) -> RateLimit {
+        let quota = NonZeroU32::new(settings.per_second)
+            .map(|rate| Quota::per_second(rate).allow_burst(NonZeroU32::new(settings.burst).unwrap_or(rate)));
+        let limiter = RwLock::new(fresh(quota));
+        RateLimit { settings, quota, limiter, charges: AtomicU64::new(0) }
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &RateSettings {
+        &self.settings
+    }
+
+    /// The client a request comes from: the peer, or, behind a trusted proxy, the right-most
+    /// untrusted address it forwarded; IPv6 grouped by /64.
+    pub fn client(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> IpAddr {
+        let peer = peer.map_or(IpAddr::from([0, 0, 0, 0]), |p| canonical(p.ip()));
+        let trusted = |ip: &IpAddr| self.settings.trusted_proxies.iter().any(|net| net.contains(ip));
+        if !trusted(&peer) {
+            return group(peer);
+        }
+        let forwarded: Vec<IpAddr> = headers
+            .get_all("x-forwarded-for")
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .filter_map(|hop| hop.trim().parse::<IpAddr>().ok())
+            .map(canonical)
+            .collect();
+        let client = match forwarded.iter().rev().find(|ip| !trusted(ip)) {
+            Some(ip) => *ip,
+            None => forwarded
+                .first()
+                .copied()
+                .or_else(|| {
+                    let real = headers.get("x-real-ip")?.to_str().ok()?;
+                    real.trim().parse::<IpAddr>().ok().map(canonical)
+                })
+                .unwrap_or(peer),
+        };
+        group(client)
+    }
+
+    /// Takes `cost` tokens from `client`'s bucket, or says when to come back.
+    pub fn charge(&self, client: IpAddr, cost: u32) -> Result<(), ApiError> {
+        let Some(quota) = self.quota else { return Ok(()) };
+        let Some(tokens) = NonZeroU32::new(cost) else { return Ok(()) };
+        self.sweep();
+        let limiter = self.limiter.read().expect("not poisoned");
+        match limiter.check_key_n(&client, tokens) {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(not_until)) => {
+                let wait = not_until.wait_time_from(limiter.clock().now());
+                // The whole cost must be available, not just the next token.
+                let per_token = quota.replenish_interval();
+                let wait = wait + per_token * (cost - 1);
+                Err(ApiError::RateLimited { cost, retry_after: wait, limit: self.settings.burst, remaining: 0 })
+            }
+            Err(_) => Err(ApiError::RateLimited {
+                cost,
+                retry_after: Duration::ZERO,
+                limit: self.settings.burst,
+                remaining: self.settings.burst,
+            }),
+        }
+    }
+
+    /// Drops idle buckets now and then; past the cap, forgets every bucket.
+    fn sweep(&self) {
+        let n = self.charges.fetch_add(1, Ordering::Relaxed);
+        let over = || self.limiter.read().expect("not poisoned").len() > self.settings.max_clients;
+        // Counting the buckets takes a pass over the map's shards: not on every request (the
+        // cap is then exceeded by at most a few dozen buckets between checks).
+        if n.is_multiple_of(SWEEP_INTERVAL) || (n.is_multiple_of(CAP_CHECK_INTERVAL) && over()) {
+            let limiter = self.limiter.read().expect("not poisoned");
+            limiter.retain_recent();
+            limiter.shrink_to_fit();
+            drop(limiter);
+            if over() {
+                *self.limiter.write().expect("not poisoned") = fresh(self.quota);
+            }
+        }
+    }
+
+    /// Clients tracked now.
+    pub fn clients(&self) -> usize {
+        self.limiter.read().expect("not poisoned").len()
+    }
+}
+
+fn fresh(quota: Option<Quota>) -> Limiter {
+    // With limiting off the limiter is never asked; any quota will do.
+    let quota = quota.unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN));
+    RateLimiter::dashmap(quota).with_middleware::<StateInformationMiddleware>()
+}
+
+/// IPv4-mapped IPv6 addresses are their IPv4 address.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+/// One bucket per IPv4 address, one per IPv6 /64.
+fn group(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+        }
+        v4 => v4,
+    }
+}
+
+/// Reads `--trusted-proxies`: comma-separated CIDRs or single addresses.
+pub fn parse_trusted_proxies(text: &str) -> Result<Vec<IpNet>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<IpNet>()
+                .or_else(|_| s.parse::<IpAddr>().map(IpNet::from))
+                .map_err(|_| format!("invalid trusted proxy {s:?}: expected an address or CIDR, e.g. 10.0.0.0/8"))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut map = HeaderMap::new();
+        for &(name, value) in pairs {
+            map.append(name, value.parse().unwrap());
+        }
+        map
+    }
+
+    #[test]
+    fn forwarded_addresses_are_believed_only_from_trusted_proxies() {
+        let trusted = parse_trusted_proxies("10.0.0.0/8, 192.0.2.7").unwrap();
+        let limit = RateLimit::new(RateSettings { trusted_proxies: trusted, ..RateSettings::default() });
+        let proxy: SocketAddr = "10.1.2.3:5000".parse().unwrap();
+        let stranger: SocketAddr = "203.0.113.9:5000".parse().unwrap();
+        let spoofed = headers(&[("x-forwarded-for", "1.1.1.1, 198.51.100.4, 10.9.9.9")]);
+        // From a stranger, the header is ignored.
+        assert_eq!(limit.client(Some(stranger), &spoofed), "203.0.113.9".parse::<IpAddr>().unwrap());
+        // From the proxy: the right-most untrusted hop, not the left-most (which the client wrote).
+        assert_eq!(limit.client(Some(proxy), &spoofed), "198.51.100.4".parse::<IpAddr>().unwrap());
+        let real = headers(&[("x-real-ip", "198.51.100.77")]);
+        assert_eq!(limit.client(Some(proxy), &real), "198.51.100.77".parse::<IpAddr>().unwrap());
+        assert_eq!(limit.client(Some(proxy), &HeaderMap::new()), "10.1.2.3".parse::<IpAddr>().unwrap());
+        // IPv6 by /64; IPv4-mapped as IPv4.
+        let v6: SocketAddr = "[2001:db8:1:2:aaaa:bbbb:cccc:dddd]:1".parse().unwrap();
+        assert_eq!(limit.client(Some(v6), &HeaderMap::new()), "2001:db8:1:2::".parse::<IpAddr>().unwrap());
+        let mapped: SocketAddr = "[::ffff:203.0.113.9]:1".parse().unwrap();
+        assert_eq!(limit.client(Some(mapped), &HeaderMap::new()), "203.0.113.9".parse::<IpAddr>().unwrap());
+        assert!(parse_trusted_proxies("10.0.0.0/33").is_err());
+    }
+
+    #[test]
+    fn buckets_are_per_client_costed_and_bounded() {
+        let limit =
+            RateLimit::new(RateSettings { per_second: 1, burst: 20, max_clients: 50, ..RateSettings::default() });
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let b: IpAddr = "127.0.0.2".parse().unwrap();
+        assert!(limit.charge(a, cost::SEARCH).is_ok());
+        assert!(limit.charge(a, cost::SEARCH).is_ok());
+        let Err(ApiError::RateLimited { retry_after, .. }) = limit.charge(a, cost::SEARCH) else {
+            panic!("a third search")
+        };
+        assert!(retry_after >= Duration::from_secs(9), "{retry_after:?}");
+        assert!(limit.charge(b, cost::SEARCH).is_ok(), "another client has its own bucket");
+        assert!(matches!(limit.charge(b, 21), Err(ApiError::RateLimited { .. })), "dearer than the burst");
+        for i in 0..200u32 {
+            let _ = limit.charge(IpAddr::from(i.to_be_bytes()), 1);
+            assert!(limit.clients() <= 50 + CAP_CHECK_INTERVAL as usize);
+        }
+        let off = RateLimit::new(RateSettings { per_second: 0, ..RateSettings::default() });
+        assert!((0..1000).all(|_| off.charge(a, cost::SEARCH).is_ok()));
+    }
+}
