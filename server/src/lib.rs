@@ -92,6 +92,7 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         CorsPolicy::Origins(origins) => cors.allow_origin(AllowOrigin::list(origins.clone())),
     };
     let max_uri = limits.max_uri_bytes;
+    let permits = Arc::new(tokio::sync::Semaphore::new(limits.concurrency));
     Router::new()
         .route("/probe", get(routes::probe::probe).post(routes::probe::probe_batch))
         .route("/mainline", get(routes::probe::mainline))
@@ -112,13 +113,11 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
                 .unwrap_or_else(|| "unknown panic".to_string());
             ApiError::Internal(format!("handler panicked: {message}")).into_response()
         }))
-        .layer(
-            ServiceBuilder::new()
-                .layer(HandleErrorLayer::new(overload_error))
-                .load_shed()
-                .concurrency_limit(limits.concurrency)
-                .timeout(limits.timeout),
-        )
+        .layer(ServiceBuilder::new().layer(HandleErrorLayer::new(overload_error)).timeout(limits.timeout))
+        // One semaphore for the whole server (a layer of tower's would be one per route).
+        .layer(middleware::from_fn(move |request: Request, next: Next| {
+            limit_concurrency(request, next, Arc::clone(&permits))
+        }))
         .layer(middleware::from_fn(move |request: Request, next: Next| check_uri(request, next, max_uri)))
         .layer(CompressionLayer::new())
         .layer(cors)
@@ -154,11 +153,21 @@ async fn check_uri(request: Request, next: Next, max: usize) -> Response {
     next.run(request).await
 }
 
+/// Refuses a request at once (429) when `--concurrency` requests are already in flight.
+async fn limit_concurrency(request: Request, next: Next, permits: Arc<tokio::sync::Semaphore>) -> Response {
+    match permits.try_acquire_owned() {
+        Ok(permit) => {
+            let response = next.run(request).await;
+            drop(permit);
+            response
+        }
+        Err(_) => ApiError::Overloaded.into_response(),
+    }
+}
+
 async fn overload_error(error: BoxError) -> ApiError {
     if error.is::<tower::timeout::error::Elapsed>() {
         ApiError::Timeout
-    } else if error.is::<tower::load_shed::error::Overloaded>() {
-        ApiError::Overloaded
     } else {
         ApiError::Internal(error.to_string())
     }
@@ -182,8 +191,6 @@ mod tests {
 
     #[tokio::test]
     async fn overload_and_timeout_become_problems() {
-        let overloaded = overload_error(Box::new(tower::load_shed::error::Overloaded::new())).await;
-        assert_eq!(overloaded.status(), StatusCode::TOO_MANY_REQUESTS);
         let elapsed = overload_error(Box::new(tower::timeout::error::Elapsed::new())).await;
         assert_eq!(elapsed.status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(elapsed.problem().kind, "/problems/timeout");

@@ -22,11 +22,13 @@ pub fn handle() -> PrometheusHandle {
         .clone()
 }
 
-/// Middleware: counts each request by route, method and status, and times it.
+/// Middleware: counts each request by route, method and status, and times it. Every label
+/// comes from a fixed set, so no client can add series: the route is its template (or
+/// `unmatched`), the method one of five.
 pub async fn track(request: Request, next: Next) -> Response {
     let route =
         request.extensions().get::<MatchedPath>().map_or_else(|| "unmatched".to_string(), |p| p.as_str().to_string());
-    let method = request.method().to_string();
+    let method = method_label(request.method());
     let started = Instant::now();
     let response = next.run(request).await;
     let status = response.status().as_u16().to_string();
@@ -34,6 +36,18 @@ pub async fn track(request: Request, next: Next) -> Response {
         .increment(1);
     metrics::histogram!("http_request_duration_seconds", "route" => route).record(started.elapsed().as_secs_f64());
     response
+}
+
+/// The method as a label: `GET`, `HEAD`, `POST`, `OPTIONS`, or `other` for anything else.
+fn method_label(method: &axum::http::Method) -> &'static str {
+    use axum::http::Method;
+    match *method {
+        Method::GET => "GET",
+        Method::HEAD => "HEAD",
+        Method::POST => "POST",
+        Method::OPTIONS => "OPTIONS",
+        _ => "other",
+    }
 }
 
 /// The counter of answered positions of one closed game, registered once at start-up so that

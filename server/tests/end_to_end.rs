@@ -195,3 +195,26 @@ fn clients_are_rate_limited_each_on_its_own() {
     assert_eq!(status, 429);
     assert!(problem["detail"].as_str().unwrap().contains("costs 10 tokens"), "{problem}");
 }
+
+#[test]
+fn the_concurrency_limit_is_one_for_the_whole_server() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let server = Server::start_with(scratch.path(), &["--rate-limit", "0", "--concurrency", "1"]);
+    // A POST whose body never finishes holds the one slot...
+    let mut stalled = TcpStream::connect(&server.address).unwrap();
+    write!(
+        stalled,
+        "POST /probe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"
+    )
+    .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    // ...so a GET on another route is refused too, with a time to come back.
+    let (status, head, problem) = server.get_from(None, "/probe?pos=k3/4/4/K3_b_-_1");
+    assert_eq!(status, 429, "{problem}");
+    assert_eq!(problem["type"], "/problems/overloaded");
+    assert!(head.contains("retry-after: 1"), "{head}");
+    drop(stalled);
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(server.get("/probe?pos=k3/4/4/K3_b_-_1").0, 200);
+}

@@ -396,3 +396,24 @@ async fn searches_are_kept_in_the_proof_store_across_restarts() {
         first["search"]
     );
 }
+
+#[tokio::test]
+async fn invented_methods_and_paths_add_no_metric_series() {
+    let router = router();
+    for i in 0..60 {
+        let request = Request::builder()
+            .method(format!("X{i}").as_str())
+            .uri(format!("/made-up-{i}"))
+            .body(Body::empty())
+            .unwrap();
+        let (status, _, _) = send(router.clone(), request).await;
+        assert!(status.is_client_error());
+    }
+    let response = router.oneshot(Request::get("/metrics").body(Body::empty()).unwrap()).await.unwrap();
+    let text = String::from_utf8(axum::body::to_bytes(response.into_body(), 1 << 22).await.unwrap().to_vec()).unwrap();
+    assert!(!text.contains("made-up") && !text.contains("method=\"X"), "{text}");
+    // Whatever clients send, unmatched requests fall into at most five methods × a few statuses.
+    let unmatched =
+        text.lines().filter(|l| l.starts_with("http_requests_total{") && l.contains("route=\"unmatched\"")).count();
+    assert!((1..=10).contains(&unmatched), "{unmatched} unmatched series:\n{text}");
+}
