@@ -9,6 +9,7 @@ use clap::{Parser, ValueEnum};
 
 use crate::rate_limit::{parse_trusted_proxies, RateSettings};
 use crate::search::SearchSettings;
+use crate::serve::ConnectionLimits;
 use crate::{CorsPolicy, Limits};
 
 /// Serves solved Shogi4 tables over HTTP. Every flag can also be set by the environment
@@ -86,6 +87,16 @@ pub struct Config {
     /// Proven search answers kept in memory.
     #[arg(long, env = "SHOGI4_SEARCH_CACHE", default_value_t = 10_000)]
     pub search_cache: usize,
+    /// Milliseconds a client has to send a request's headers, from connecting or from the end
+    /// of its previous response (so also the idle keep-alive timeout).
+    #[arg(long, env = "SHOGI4_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    pub header_timeout_ms: u64,
+    /// Connections open at once; more are closed as soon as they are accepted.
+    #[arg(long, env = "SHOGI4_MAX_CONNECTIONS", default_value_t = 4096)]
+    pub max_connections: usize,
+    /// Milliseconds connections get to finish after SIGTERM or SIGINT before they are dropped.
+    #[arg(long, env = "SHOGI4_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
+    pub shutdown_grace_ms: u64,
     /// Log format.
     #[arg(long, env = "SHOGI4_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
     pub log_format: LogFormat,
@@ -104,6 +115,15 @@ pub enum LogFormat {
 }
 
 impl Config {
+    /// How connections are bounded.
+    pub fn connection_limits(&self) -> ConnectionLimits {
+        ConnectionLimits {
+            header_timeout: Duration::from_millis(self.header_timeout_ms.max(1)),
+            max_connections: self.max_connections.max(1),
+            shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
+        }
+    }
+
     /// Where the proof store lives, if anywhere.
     pub fn proof_store_path(&self) -> Option<PathBuf> {
         match &self.proof_store {

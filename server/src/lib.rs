@@ -12,6 +12,7 @@ pub mod openapi;
 pub mod rate_limit;
 mod routes;
 pub mod search;
+pub mod serve;
 pub mod state;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -5,11 +5,11 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use axum::serve::ListenerExt;
 use clap::Parser;
 use shogi4_engine::Material;
 use shogi4_proofs::{Opened, ProofStore};
 use shogi4_server::config::{Config, LogFormat};
+use shogi4_server::serve::serve;
 use shogi4_server::{app, openapi, AppState};
 use shogi4_tablebase::{Progress, SolveEvent, SolveMode, TableDir};
 
@@ -76,15 +76,8 @@ fn run(config: Config) -> Result<(), String> {
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!(%address, "listening");
         println!("listening on http://{address}");
-        // Answers are small and complete: send them at once rather than wait on Nagle.
-        let listener = listener.tap_io(|tcp| {
-            if let Err(error) = tcp.set_nodelay(true) {
-                tracing::warn!(%error, "cannot set TCP_NODELAY");
-            }
-        });
-        // The peer address reaches handlers as ConnectInfo: the rate limiter's client.
-        let service = app(Arc::new(state), &cors_policy).into_make_service_with_connect_info::<std::net::SocketAddr>();
-        axum::serve(listener, service).with_graceful_shutdown(shutdown).await.map_err(|e| format!("server error: {e}"))
+        serve(listener, app(Arc::new(state), &cors_policy), config.connection_limits(), shutdown).await;
+        Ok::<(), String>(())
     })?;
     tracing::info!("shut down");
     Ok(())

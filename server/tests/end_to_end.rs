@@ -218,3 +218,56 @@ fn the_concurrency_limit_is_one_for_the_whole_server() {
     std::thread::sleep(std::time::Duration::from_millis(300));
     assert_eq!(server.get("/probe?pos=k3/4/4/K3_b_-_1").0, 200);
 }
+
+/// How long until the server closes `stream` (reads until end of stream or reset).
+fn time_until_closed(stream: &mut TcpStream, limit: std::time::Duration) -> std::time::Duration {
+    let started = std::time::Instant::now();
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut sink = Vec::new();
+    let _ = stream.read_to_end(&mut sink);
+    started.elapsed()
+}
+
+#[test]
+fn silent_and_surplus_connections_are_closed() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let flags = ["--rate-limit", "0", "--header-timeout-ms", "500", "--max-connections", "2"];
+    let server = Server::start_with(scratch.path(), &flags);
+    let limit = std::time::Duration::from_secs(5);
+    // A client that sends one byte and then nothing is dropped at the header deadline.
+    let mut slow = TcpStream::connect(&server.address).unwrap();
+    slow.write_all(b"G").unwrap();
+    let waited = time_until_closed(&mut slow, limit);
+    assert!(waited < std::time::Duration::from_millis(2000), "a silent client stayed {waited:?}");
+    // Two idle connections fill the cap: a third is closed at once, not queued.
+    let _first = TcpStream::connect(&server.address).unwrap();
+    let _second = TcpStream::connect(&server.address).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut third = TcpStream::connect(&server.address).unwrap();
+    let _ = write!(third, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+    let waited = time_until_closed(&mut third, limit);
+    assert!(waited < std::time::Duration::from_millis(400), "the surplus connection waited {waited:?}");
+    // Once the idle ones time out, the server answers again.
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    assert_eq!(server.get("/health").0, 200);
+}
+
+#[test]
+fn shutdown_does_not_wait_for_a_stuck_client() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let flags = ["--rate-limit", "0", "--header-timeout-ms", "60000", "--shutdown-grace-ms", "500"];
+    let mut server = Server::start_with(scratch.path(), &flags);
+    // A request that never finishes its body.
+    let mut stuck = TcpStream::connect(&server.address).unwrap();
+    write!(stuck, "POST /probe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 99\r\n\r\n{{")
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let started = std::time::Instant::now();
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    let status = server.child.wait().unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(3), "shutdown took {:?}", started.elapsed());
+    assert!(status.success(), "{status}");
+}
