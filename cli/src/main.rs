@@ -58,6 +58,10 @@ enum Command {
         /// Skip closed games whose table already exists and passes its checksum.
         #[arg(long)]
         missing: bool,
+        /// Refuse, before writing anything, games whose solve needs more memory than this
+        /// (bytes, or 512M, 20G, …; default: what the system has available).
+        #[arg(long, value_parser = commands::solve::parse_size)]
+        max_memory: Option<u64>,
         /// Worker threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
@@ -214,6 +218,7 @@ impl Command {
 }
 
 fn main() -> ExitCode {
+    restore_sigpipe();
     let cli = Cli::parse();
     let json = cli.command.json();
     match run(cli) {
@@ -233,9 +238,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Perft { depth, pos, json } => commands::perft::run(&pos, depth, json),
         Command::Count { material, json } => commands::count::run(&material, json),
-        Command::Solve { materials, all, max_pieces, out, missing, threads, json } => {
+        Command::Solve { materials, all, max_pieces, out, missing, max_memory, threads, json } => {
             let selection = commands::solve::Selection { materials, all_up_to: max_pieces.filter(|_| all) };
-            with_threads(threads, || commands::solve::run(selection, &out, missing, json))
+            with_threads(threads, || commands::solve::run(selection, &out, missing, max_memory, json))
         }
         Command::Bench { material, threads, json } => with_threads(threads, || commands::solve::bench(&material, json)),
         Command::Audit { paths, threads, json } => with_threads(threads, || commands::audit::run(&paths, json)),
@@ -260,6 +265,18 @@ fn run(cli: Cli) -> Result<(), CliError> {
             };
             commands::prove::run(&from, plies, &store, &limits, table_mb << 20, json)
         }
+    }
+}
+
+/// Lets a closed pipe end the program quietly, as it ends every other command-line tool
+/// (`shogi4 solve … | head -1`), instead of a panic on the next print: Rust ignores SIGPIPE
+/// by default.
+fn restore_sigpipe() {
+    #[cfg(unix)]
+    // SAFETY: called first thing in `main`, before any other thread exists; resetting a
+    // signal's disposition to its default has no other effect on the process.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 

@@ -127,3 +127,37 @@ fn prove_survives_kill_9_and_resumes() {
     assert!(searched.as_u64().unwrap() > 0, "the first run was not interrupted: {summary}");
     assert_eq!(summary["records"], 71, "{summary}");
 }
+
+#[test]
+fn a_closed_pipe_ends_the_program_quietly() {
+    use std::io::BufRead;
+    // perft 8 prints its last lines after a pause: by then the reader has gone.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4"))
+        .args(["perft", "8"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
+    assert_eq!(first, "1 8\n");
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
+
+#[test]
+fn a_game_too_big_for_the_memory_is_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let output = shogi4(&["solve", "KK", "KKCFR", "--out", out, "--max-memory", "32M"]);
+    assert_eq!(output.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(message.contains("solving KKCFR needs about") && message.contains("nothing was written"), "{message}");
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "not even the small game was solved");
+    // The full game needs far more than any machine here has.
+    let output = shogi4(&["solve", "KKCCFFRRTT", "--out", out]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("needs about"));
+    assert!(shogi4(&["solve", "KK", "--out", out, "--max-memory", "1G"]).status.success());
+}

@@ -127,12 +127,39 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(|request: &Request| {
+                    // The id was vetted below; the URI is cut short, since this runs before
+                    // its size is checked and a log line must not grow with what a client sends.
                     let id = request.headers().get("x-request-id").and_then(|v| v.to_str().ok()).unwrap_or("-");
-                    tracing::info_span!("request", method = %request.method(), uri = %request.uri(), id = %id)
+                    let uri = request.uri().to_string();
+                    let uri = match uri.char_indices().nth(MAX_LOGGED_URI) {
+                        Some((cut, _)) => format!("{}…", &uri[..cut]),
+                        None => uri,
+                    };
+                    tracing::info_span!("request", method = %request.method(), uri = %uri, id = %id)
                 })
                 .on_response(DefaultOnResponse::new().level(Level::INFO).latency_unit(LatencyUnit::Micros)),
         )
         .layer(SetRequestIdLayer::new(request_id, SequentialRequestId::default()))
+        .layer(middleware::from_fn(drop_unfit_request_id))
+}
+
+/// The longest URI prefix written to the log.
+const MAX_LOGGED_URI: usize = 200;
+
+/// A client's `x-request-id` is kept (and echoed) only if it is a short token; any other is
+/// replaced by one of ours, so that logs and answers never carry what a client made up at
+/// length.
+async fn drop_unfit_request_id(mut request: Request, next: Next) -> Response {
+    let fit = |v: &HeaderValue| {
+        let bytes = v.as_bytes();
+        !bytes.is_empty()
+            && bytes.len() <= 64
+            && bytes.iter().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
+    };
+    if request.headers().get("x-request-id").is_some_and(|v| !fit(v)) {
+        request.headers_mut().remove("x-request-id");
+    }
+    next.run(request).await
 }
 
 /// Request ids `1`, `2`, … unless the client sent its own `x-request-id`.

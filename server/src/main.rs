@@ -90,7 +90,7 @@ fn solve_missing(config: &Config) -> Result<(), String> {
     let total = materials.len();
     let mut done = 0;
     store
-        .solve(&materials, SolveMode::Missing, &LogProgress::default(), |event| {
+        .solve(&materials, SolveMode::Missing, None, &LogProgress::default(), |event| {
             done += 1;
             match event {
                 SolveEvent::Present(..) => {}

@@ -22,7 +22,7 @@ pub struct ServedTable {
     pub table: MappedTable,
     /// Its `GET /tables` entry.
     pub info: TableInfo,
-    /// `ETag` of every answer from this table (from its checksum).
+    /// `ETag` of every answer from this table: a weak validator from its checksum.
     pub etag: HeaderValue,
     /// `tablebase_probes_total{material}`.
     pub probes: metrics::Counter,
@@ -59,7 +59,9 @@ impl AppState {
             .into_iter()
             .map(|(material, table)| {
                 let h = table.header();
-                let tag = format!("\"{}-{:016x}\"", env!("CARGO_PKG_VERSION"), h.checksum);
+                // Weak: the same answer is sent as identity, gzip or brotli bytes; and derived
+                // from the data alone, so it changes exactly when the table does.
+                let tag = format!("W/\"{:016x}\"", h.checksum);
                 let served = ServedTable {
                     info: TableInfo::new(h, table.size()),
                     etag: HeaderValue::from_str(&tag).expect("ASCII"),

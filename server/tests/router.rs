@@ -98,11 +98,19 @@ async fn etag_gives_not_modified() {
     let (_, headers, _) = get("/probe?pos=k3/4/4/K3_b_C_1").await;
     let etag = headers[header::ETAG].clone();
     let request =
-        Request::get("/probe?pos=k3/4/4/K3_b_C_1").header(header::IF_NONE_MATCH, etag).body(Body::empty()).unwrap();
+        Request::get("/probe?pos=k3/4/4/K3_b_C_1").header(header::IF_NONE_MATCH, &etag).body(Body::empty()).unwrap();
     let (status, headers, body) = send(router(), request).await;
     assert_eq!(status, StatusCode::NOT_MODIFIED);
     assert!(headers.contains_key(header::CACHE_CONTROL));
     assert_eq!(body, Json::Null);
+    // A weak validator of the table's data alone: the same for every encoding of the body,
+    // and free of the server's version.
+    let tag = etag.to_str().unwrap();
+    assert!(tag.starts_with("W/\"") && !tag.contains(env!("CARGO_PKG_VERSION")), "{tag}");
+    let request =
+        Request::get("/probe?pos=k3/4/4/K3_b_C_1").header(header::ACCEPT_ENCODING, "gzip").body(Body::empty()).unwrap();
+    let (_, gzip_headers, _) = send(router(), request).await;
+    assert_eq!(gzip_headers[header::ETAG], etag);
 }
 
 #[tokio::test]
@@ -416,4 +424,16 @@ async fn invented_methods_and_paths_add_no_metric_series() {
     let unmatched =
         text.lines().filter(|l| l.starts_with("http_requests_total{") && l.contains("route=\"unmatched\"")).count();
     assert!((1..=10).contains(&unmatched), "{unmatched} unmatched series:\n{text}");
+}
+
+#[tokio::test]
+async fn request_ids_are_short_tokens_or_ours() {
+    let with_id = |id: &str| Request::get("/health").header("x-request-id", id).body(Body::empty()).unwrap();
+    let (_, headers, _) = send(router(), with_id("abc-123")).await;
+    assert_eq!(headers["x-request-id"], "abc-123");
+    for unfit in ["x".repeat(65), "has space".to_string(), "tab\there".to_string()] {
+        let (_, headers, _) = send(router(), with_id(&unfit)).await;
+        let echoed = headers["x-request-id"].to_str().unwrap();
+        assert!(echoed.chars().all(|c| c.is_ascii_digit()), "{unfit:?} came back as {echoed:?}");
+    }
 }

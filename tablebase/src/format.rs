@@ -182,6 +182,15 @@ pub enum TableError {
     BadOverflow(&'static str),
     /// A value byte that cannot be decoded (a 255 byte without an overflow entry).
     Corrupt(CorruptValue),
+    /// Solving the game would need more memory than allowed; nothing was written.
+    TooLarge {
+        /// The closed game.
+        material: Material,
+        /// Bytes the solve needs.
+        needed: u64,
+        /// Bytes allowed (`--max-memory`, or what the system has available).
+        limit: u64,
+    },
     /// The file's name and the material in its header disagree.
     NameMismatch {
         /// The file.
@@ -232,6 +241,16 @@ impl fmt::Display for TableError {
             }
             TableError::BadOverflow(what) => write!(f, "bad overflow table: {what}"),
             TableError::Corrupt(e) => write!(f, "corrupt value: {e}"),
+            TableError::TooLarge { material, needed, limit } => {
+                let gib = |b: &u64| *b as f64 / (1u64 << 30) as f64;
+                write!(
+                    f,
+                    "solving {material} needs about {:.1} GiB of memory but {:.1} GiB are allowed (raise --max-memory, \
+                     or use a bigger machine); nothing was written",
+                    gib(needed),
+                    gib(limit)
+                )
+            }
             TableError::NameMismatch { path, header } => {
                 write!(
                     f,
@@ -468,7 +487,10 @@ impl SolvedTable {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let (header, padding, overflow) = self.sections();
         let result = (|| {
-            let mut file = std::fs::File::create(&temporary)?;
+            // Created afresh, never opened if it exists: a leftover of a crashed solve with the
+            // same process id is removed first, and nobody else's file is ever written through.
+            let _ = std::fs::remove_file(&temporary);
+            let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temporary)?;
             file.write_all(&header)?;
             file.write_all(&self.values)?;
             file.write_all(&padding)?;

@@ -27,6 +27,7 @@ mod value;
 
 pub use audit::{audit, implied_value, AuditReport, Violation, REPORTED_VIOLATIONS};
 pub use format::{layout, CorruptValue, Header, SolvedTable, Statistics, TableError, EXTENSION, MAGIC, VERSION};
+pub use memory::{available_memory, solve_memory_needed};
 pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeResult, Tablebase};
 pub use progress::{Progress, Silent};
 pub use solver::{peak_rss_bytes, solve, Solution};

@@ -1,4 +1,5 @@
-//! Memory access hints for the solver and the audit, which read large arrays at random.
+//! Memory: access hints for the solver and the audit, which read large arrays at random, and
+//! what a solve needs against what the machine has.
 
 /// Hints the CPU to fetch the cache line of `item`.
 #[inline]
@@ -27,4 +28,19 @@ pub fn advise_huge_pages(bytes: &mut [u8]) {
             unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
         }
     }
+}
+
+/// Bytes of working memory a solve of `slots` slots needs: the value and counter arrays (2
+/// bytes a slot), then the table itself while it is written (1 byte a slot, after the
+/// counters are freed), and a little for the rest.
+pub fn solve_memory_needed(slots: u64) -> u64 {
+    2 * slots + (16 << 20)
+}
+
+/// Memory the system can give without swapping (`MemAvailable`), where it says.
+pub fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }

@@ -5,9 +5,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use shogi4_engine::Material;
+use shogi4_engine::{Material, MaterialIndex};
 
 use crate::format::{TableError, EXTENSION};
+use crate::memory::{available_memory, solve_memory_needed};
 use crate::progress::Progress;
 use crate::solver::{solve, Solution};
 use crate::table::{open_table, MappedTable};
@@ -124,17 +125,21 @@ impl TableDir {
     }
 
     /// Solves `materials` (smallest first) into this directory, writing each table atomically,
-    /// and reports each step to `on_event`.
+    /// and reports each step to `on_event`. Before solving any, refuses the whole request if
+    /// one game would need more memory than `max_memory` (default: what the system has
+    /// available).
     pub fn solve(
         &self,
         materials: &[Material],
         mode: SolveMode,
+        max_memory: Option<u64>,
         progress: &dyn Progress,
         mut on_event: impl FnMut(SolveEvent<'_>),
     ) -> Result<(), TableError> {
         let mut materials = materials.to_vec();
         materials.sort();
         materials.dedup();
+        let mut to_solve = Vec::new();
         for material in materials {
             if mode == SolveMode::Missing {
                 match self.status(material, true) {
@@ -146,6 +151,17 @@ impl TableDir {
                     TableStatus::Missing => {}
                 }
             }
+            to_solve.push(material);
+        }
+        if let Some(limit) = max_memory.or_else(available_memory) {
+            for &material in &to_solve {
+                let needed = solve_memory_needed(MaterialIndex::new(material).slots());
+                if needed > limit {
+                    return Err(TableError::TooLarge { material, needed, limit });
+                }
+            }
+        }
+        for material in to_solve {
             let solution = solve(material, progress);
             let path = solution.table.write_to_dir(&self.dir)?;
             on_event(SolveEvent::Solved(&solution, &path));

@@ -34,12 +34,18 @@ impl Selection {
     }
 }
 
-pub fn run(selection: Selection, out: &Path, missing: bool, json: bool) -> Result<(), CliError> {
+pub fn run(
+    selection: Selection,
+    out: &Path,
+    missing: bool,
+    max_memory: Option<u64>,
+    json: bool,
+) -> Result<(), CliError> {
     let materials = selection.resolve()?;
     let mode = if missing { SolveMode::Missing } else { SolveMode::All };
     let mut total = Statistics::default();
     let mut solved = 0;
-    TableDir::new(out).solve(&materials, mode, &Bar::new(), |event| match event {
+    TableDir::new(out).solve(&materials, mode, max_memory, &Bar::new(), |event| match event {
         SolveEvent::Present(material, path) if !json => eprintln!("{material}: present in {}", path.display()),
         SolveEvent::Present(..) => {}
         SolveEvent::Replacing(material, error) => eprintln!("{material}: solving again ({error})"),
@@ -128,4 +134,24 @@ fn print_solution(solution: &Solution) {
     if let Some(peak) = peak_rss_bytes() {
         println!("  peak RSS    {:.1} MiB", peak as f64 / (1 << 20) as f64);
     }
+}
+
+/// Reads a memory size: bytes, or a number with a K, M, G or T suffix (powers of 1024).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_uppercase() {
+                'K' => 10,
+                'M' => 20,
+                'G' => 30,
+                'T' => 40,
+                _ => return Err(format!("unknown size suffix in {text:?}: use K, M, G or T")),
+            };
+            (&text[..i], shift)
+        }
+        _ => (text, 0),
+    };
+    let number: u64 = digits.trim().parse().map_err(|_| format!("{text:?} is not a size like 512M or 20G"))?;
+    number.checked_mul(1 << shift).ok_or_else(|| format!("{text:?} is too large"))
 }
