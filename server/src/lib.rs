@@ -14,6 +14,7 @@ mod routes;
 pub mod search;
 pub mod serve;
 pub mod state;
+mod tables;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -48,7 +48,7 @@ fn run(config: Config) -> Result<(), String> {
     }
     let state = AppState::load(&config.tables, !config.skip_checksums, limits)
         .map_err(|e| format!("cannot read tables: {e}"))?;
-    tracing::info!(tables = state.tables.len(), dir = %config.tables.display(), "tables mapped");
+    tracing::info!(tables = state.tables().tables.len(), dir = %config.tables.display(), "tables loaded");
     let state = match config.proof_store_path() {
         None => state,
         Some(path) => match ProofStore::open(&path) {
@@ -76,7 +76,9 @@ fn run(config: Config) -> Result<(), String> {
         let address = listener.local_addr().map_err(|e| e.to_string())?;
         tracing::info!(%address, "listening");
         println!("listening on http://{address}");
-        serve(listener, app(Arc::new(state), &cors_policy), config.connection_limits(), shutdown).await;
+        let state = Arc::new(state);
+        tokio::spawn(reload_on_hangup(Arc::clone(&state)));
+        serve(listener, app(state, &cors_policy), config.connection_limits(), shutdown).await;
         Ok::<(), String>(())
     })?;
     tracing::info!("shut down");
@@ -135,6 +137,30 @@ impl Progress for LogProgress {
     }
 
     fn finish_phase(&self) {}
+}
+
+/// On every SIGHUP, re-reads the tables directory and swaps the new set in (requests in
+/// flight finish on the old one).
+async fn reload_on_hangup(state: Arc<AppState>) {
+    #[cfg(unix)]
+    {
+        let Ok(mut hangups) = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup()) else {
+            tracing::warn!("cannot listen for SIGHUP: tables will not be reloaded");
+            return;
+        };
+        while hangups.recv().await.is_some() {
+            let state = Arc::clone(&state);
+            match tokio::task::spawn_blocking(move || state.reload()).await {
+                Ok(Ok(set)) => {
+                    tracing::info!(tables = set.tables.len(), rejected = set.rejected.len(), "tables reloaded")
+                }
+                Ok(Err(error)) => tracing::error!(%error, "reload failed; serving the previous tables"),
+                Err(error) => tracing::error!(%error, "reload failed; serving the previous tables"),
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = state;
 }
 
 /// Resolves on SIGINT or SIGTERM; both handlers are installed when this is called.

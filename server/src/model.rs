@@ -15,12 +15,23 @@ pub struct PositionQuery {
     pub pos: Option<String>,
 }
 
-/// Answer of `GET /health`.
+/// Answer of `GET /health`: 200 when every table in the directory is served, 503 otherwise.
 #[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct Health {
-    /// `ok` once the tables are mapped.
+    /// `ok`; `no-tables` (nothing to serve) or `degraded` (some files refused) with 503.
     #[schema(example = "ok")]
     pub status: String,
     /// Number of tables served.
     pub tables: usize,
+    /// Table files refused, and why.
+    pub rejected: Vec<RejectedTable>,
+}
+
+/// A table file the server refused.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct RejectedTable {
+    /// The file.
+    pub file: String,
+    /// Why it was refused.
+    pub error: String,
 }

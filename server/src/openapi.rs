@@ -7,7 +7,7 @@ use shogi4_api::{
     Problem, SearchStats, Side, Source, TableInfo, TablesResponse,
 };
 
-use crate::model::Health;
+use crate::model::{Health, RejectedTable};
 use crate::routes;
 
 #[derive(OpenApi)]
@@ -64,7 +64,7 @@ use crate::routes;
     components(schemas(
         ProbeResponse, MoveInfo, Category, Source, SearchStats, Side, MainlineResponse, MainlineMove, BatchRequest,
         BatchResponse,
-        BatchEntry, TablesResponse, TableInfo, Health, Problem
+        BatchEntry, TablesResponse, TableInfo, Health, RejectedTable, Problem
     )),
     tags(
         (name = "probe", description = "Solved values of positions"),

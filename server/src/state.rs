@@ -1,37 +1,27 @@
-//! Shared state: the memory-mapped tables and what is derived from each once at start-up.
+//! Shared state: the current table set (swapped whole on reload), the searchers, the rate
+//! limiter, and the limits every request is held to.
 
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
 
-use axum::http::HeaderValue;
 use metrics_exporter_prometheus::PrometheusHandle;
-use shogi4_api::TableInfo;
 use shogi4_engine::Material;
-use shogi4_tablebase::{Loaded, MappedTable, ProbeError, TableDir, TableError};
-
 use shogi4_proofs::ProofStore;
+use shogi4_tablebase::{ProbeError, TableError};
 
 use crate::rate_limit::RateLimit;
 use crate::search::SearchService;
+pub use crate::tables::{ServedTable, TableSet};
 use crate::Limits;
-
-/// One served table and what a handler needs besides its values.
-pub struct ServedTable {
-    /// The table, memory-mapped; probes read it in place.
-    pub table: MappedTable,
-    /// Its `GET /tables` entry.
-    pub info: TableInfo,
-    /// `ETag` of every answer from this table: a weak validator from its checksum.
-    pub etag: HeaderValue,
-    /// `tablebase_probes_total{material}`.
-    pub probes: metrics::Counter,
-}
 
 /// What every handler reads.
 pub struct AppState {
-    /// The served tables by closed game: one lookup gives a request everything it needs.
-    pub tables: BTreeMap<Material, ServedTable>,
+    /// The tables served now. A request takes the set once and keeps it to the end, so a
+    /// reload never changes tables under a request.
+    tables: RwLock<Arc<TableSet>>,
+    /// Where the tables come from, and whether their checksums are verified on load.
+    dir: PathBuf,
+    verify: bool,
     /// Renders `/metrics`.
     pub metrics: PrometheusHandle,
     /// What one request may cost.
@@ -43,37 +33,21 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Maps and validates every table in `dir`. Tables that fail are logged and skipped.
+    /// Reads and checks every table in `dir` (see [`TableSet::load`]); tables that fail are
+    /// logged and left out.
     pub fn load(dir: &Path, verify_checksums: bool, limits: Limits) -> Result<AppState, TableError> {
-        let Loaded { tables, rejected } = TableDir::new(dir).load(verify_checksums)?;
-        for (path, error) in &rejected {
-            tracing::error!(file = %path.display(), %error, "skipping table that failed validation");
-        }
-        Ok(AppState::new(tables, limits))
-    }
-
-    /// State over tables already opened.
-    pub fn new(tables: BTreeMap<Material, MappedTable>, limits: Limits) -> AppState {
-        let metrics = crate::metrics::handle();
-        let tables = tables
-            .into_iter()
-            .map(|(material, table)| {
-                let h = table.header();
-                // Weak: the same answer is sent as identity, gzip or brotli bytes; and derived
-                // from the data alone, so it changes exactly when the table does.
-                let tag = format!("W/\"{:016x}\"", h.checksum);
-                let served = ServedTable {
-                    info: TableInfo::new(h, table.size()),
-                    etag: HeaderValue::from_str(&tag).expect("ASCII"),
-                    probes: crate::metrics::probe_counter(&material.to_string()),
-                    table,
-                };
-                (material, served)
-            })
-            .collect();
+        let set = TableSet::load(dir, verify_checksums, None)?;
         let search = Arc::new(SearchService::new(limits.search.clone(), None));
         let rate = RateLimit::new(limits.rate.clone());
-        AppState { tables, metrics, limits, search, rate }
+        Ok(AppState {
+            tables: RwLock::new(Arc::new(set)),
+            dir: dir.to_path_buf(),
+            verify: verify_checksums,
+            metrics: crate::metrics::handle(),
+            limits,
+            search,
+            rate,
+        })
     }
 
     /// The same state, its searches backed by a proof store.
@@ -82,10 +56,27 @@ impl AppState {
         self
     }
 
+    /// The tables served now.
+    pub fn tables(&self) -> Arc<TableSet> {
+        Arc::clone(&self.tables.read().expect("not poisoned"))
+    }
+
+    /// Re-reads the directory and swaps the new set in at once: unchanged files are kept as
+    /// they are, new and changed ones copied and verified. On failure the old set stays.
+    pub fn reload(&self) -> Result<Arc<TableSet>, TableError> {
+        let current = self.tables();
+        let set = Arc::new(TableSet::load(&self.dir, self.verify, Some(&current))?);
+        *self.tables.write().expect("not poisoned") = Arc::clone(&set);
+        Ok(set)
+    }
+}
+
+impl TableSet {
     /// The table of a closed game, or why there is none (the caller searches instead).
     pub fn table(&self, material: Material) -> Result<&ServedTable, ProbeError> {
         self.tables
             .get(&material)
+            .map(Arc::as_ref)
             .ok_or_else(|| ProbeError::NoTable { material, loaded: self.tables.keys().copied().collect() })
     }
 }

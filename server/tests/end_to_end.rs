@@ -271,3 +271,60 @@ fn shutdown_does_not_wait_for_a_stuck_client() {
     assert!(started.elapsed() < std::time::Duration::from_secs(3), "shutdown took {:?}", started.elapsed());
     assert!(status.success(), "{status}");
 }
+
+/// Sends SIGHUP and waits until `/tables` lists exactly the `expected` closed games.
+fn reload_and_wait(server: &Server, expected: &[&str]) {
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGHUP) };
+    for _ in 0..100 {
+        let (_, tables) = server.get("/tables");
+        let names: Vec<&str> =
+            tables["tables"].as_array().unwrap().iter().map(|t| t["material"].as_str().unwrap()).collect();
+        if names == expected {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the reload never showed {expected:?}");
+}
+
+#[test]
+fn served_tables_survive_their_files_and_reload_on_sighup() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    let kkc = solve("KKC".parse().unwrap(), &Silent).table;
+    kkc.write_to_dir(dir).unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(dir).unwrap();
+    let server = Server::start(dir);
+    let pid = server.child.id();
+    let probe = "/probe?pos=k3/4/4/K3_b_C_1";
+    let (_, before) = server.get(probe);
+    assert_eq!(before["source"], "table");
+    assert_eq!(before["dtw"], 9);
+
+    // Truncated, then overwritten in place: the server keeps answering from what it verified.
+    let file = dir.join("KKC.s4tb");
+    let size = std::fs::metadata(&file).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(size / 2).unwrap();
+    assert_eq!(server.get(probe), (200, before.clone()));
+    std::fs::write(&file, vec![0x55u8; size as usize]).unwrap();
+    assert_eq!(server.get(probe), (200, before.clone()));
+    assert_eq!(server.get("/health").0, 200);
+
+    // A new table added by rename, then SIGHUP: served by the same process. The damaged KKC
+    // file is refused on reload (its position is searched instead) and health says so.
+    solve("KKF".parse().unwrap(), &Silent).table.write_to_dir(dir).unwrap();
+    reload_and_wait(&server, &["KK", "KKF"]);
+    let (status, health) = server.get("/health");
+    assert_eq!((status, health["status"].as_str()), (503, Some("degraded")), "{health}");
+    assert!(health["rejected"][0]["file"].as_str().unwrap().ends_with("KKC.s4tb"), "{health}");
+    let (status, searched) = server.get(probe);
+    assert_eq!((status, searched["source"].as_str(), searched["dtw"].as_u64()), (200, Some("search"), Some(9)));
+
+    // A good KKC replaces the damaged one by rename: back in the set, healthy again.
+    kkc.write_to_dir(dir).unwrap();
+    reload_and_wait(&server, &["KK", "KKC", "KKF"]);
+    assert_eq!(server.get(probe), (200, before));
+    assert_eq!(server.get("/health").0, 200);
+    assert_eq!(server.child.id(), pid);
+}

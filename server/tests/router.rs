@@ -263,14 +263,28 @@ async fn a_damaged_table_is_skipped_and_the_rest_served() {
     std::fs::write(dir.join("KKC.s4tb"), damaged).unwrap();
     std::fs::write(dir.join("KKF.s4tb"), b"not a table").unwrap();
     let state = AppState::load(dir, true, limits()).unwrap();
-    let names: Vec<String> = state.tables.keys().map(|m| m.to_string()).collect();
+    let names: Vec<String> = state.tables().tables.keys().map(|m| m.to_string()).collect();
     assert_eq!(names, ["KK"]);
     let router = app(Arc::new(state), &CorsPolicy::default());
+    // Health says which files were refused, and why.
+    let (status, _, health) = send(router.clone(), Request::get("/health").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(health["status"], "degraded");
+    assert_eq!(health["rejected"].as_array().unwrap().len(), 2, "{health}");
     // The damaged table's positions are searched instead, never answered from bad bytes.
     let (status, _, body) = send(router, Request::get("/probe?pos=k3/4/4/K3_b_C_1").body(Body::empty()).unwrap()).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["source"], "search");
     assert_eq!(body["dtw"], 9);
+}
+
+#[tokio::test]
+async fn health_is_unavailable_without_tables() {
+    let empty = tempfile::tempdir().unwrap();
+    let router = app(Arc::new(AppState::load(empty.path(), true, limits()).unwrap()), &CorsPolicy::default());
+    let (status, _, health) = send(router, Request::get("/health").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(health["status"], "no-tables");
 }
 
 #[tokio::test]

@@ -3,13 +3,13 @@
 use std::sync::Arc;
 
 use axum::extract::State;
-use axum::http::header;
+use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::Json;
 
 use shogi4_api::TablesResponse;
 
-use crate::model::Health;
+use crate::model::{Health, RejectedTable};
 use crate::state::AppState;
 
 /// Every loaded table.
@@ -17,14 +17,30 @@ use crate::state::AppState;
     responses((status = 200, description = "Loaded tables with their statistics (positions in the published \
         convention: both sides to move, unfolded).", body = TablesResponse)))]
 pub async fn tables(State(state): State<Arc<AppState>>) -> Json<TablesResponse> {
-    Json(TablesResponse { tables: state.tables.values().map(|t| t.info.clone()).collect() })
+    Json(TablesResponse { tables: state.tables().tables.values().map(|t| t.info.clone()).collect() })
 }
 
-/// Readiness: the server answers only once its tables are mapped.
+/// Readiness: ready when tables are served and no table file was refused.
 #[utoipa::path(get, path = "/health", tag = "service",
-    responses((status = 200, description = "Ready.", body = Health)))]
-pub async fn health(State(state): State<Arc<AppState>>) -> Json<Health> {
-    Json(Health { status: "ok".to_string(), tables: state.tables.len() })
+    responses((status = 200, description = "Ready: every table file in the directory is served.", body = Health),
+        (status = 503, description = "Not ready: no tables (`no-tables`), or some files refused (`degraded`, \
+            with each file and its reason).", body = Health)))]
+pub async fn health(State(state): State<Arc<AppState>>) -> (StatusCode, Json<Health>) {
+    let set = state.tables();
+    let rejected: Vec<RejectedTable> = set
+        .rejected
+        .iter()
+        .map(|(path, error)| RejectedTable { file: path.display().to_string(), error: error.clone() })
+        .collect();
+    let status = if set.tables.is_empty() {
+        "no-tables"
+    } else if !rejected.is_empty() {
+        "degraded"
+    } else {
+        "ok"
+    };
+    let code = if status == "ok" { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
+    (code, Json(Health { status: status.to_string(), tables: set.tables.len(), rejected }))
 }
 
 /// Prometheus metrics.

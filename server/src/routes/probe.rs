@@ -15,7 +15,7 @@ use shogi4_api::{BatchEntry, BatchRequest, BatchResponse, MainlineResponse, Prob
 
 use crate::error::ApiError;
 use crate::model::PositionQuery;
-use crate::state::{AppState, ServedTable};
+use crate::state::{AppState, ServedTable, TableSet};
 
 const CACHE_CONTROL: &str = "public, max-age=86400";
 const SEARCH_CACHE_CONTROL: &str = "public, max-age=300";
@@ -48,8 +48,13 @@ fn searched<T: serde::Serialize>(body: T) -> Response {
 
 /// The table's answer, or else the search's (within `1 / share` of the search budget); with
 /// search turned off, the missing table is the answer.
-async fn probe_one(state: &AppState, position: &Position, share: u32) -> Result<ProbeResponse, ApiError> {
-    match state.table(position.material()) {
+async fn probe_one(
+    state: &AppState,
+    set: &TableSet,
+    position: &Position,
+    share: u32,
+) -> Result<ProbeResponse, ApiError> {
+    match set.table(position.material()) {
         Ok(table) => probe_in(table, position),
         Err(error) if !state.search.enabled() => Err(ApiError::from_probe(error)),
         Err(_) => state.search.probe(*position, share).await,
@@ -90,7 +95,8 @@ pub async fn probe(
     query: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let position = position_from_query(query)?;
-    match state.table(position.material()) {
+    let set = state.tables();
+    match set.table(position.material()) {
         Ok(table) => {
             state.rate.charge(client, cost::TABLE_PROBE)?;
             cached(table, &headers, || probe_in(table, &position))
@@ -131,7 +137,8 @@ pub async fn mainline(
     query: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let position = position_from_query(query)?;
-    let table = state.table(position.material());
+    let set = state.tables();
+    let table = set.table(position.material());
     let charge = if table.is_ok() { cost::TABLE_MAINLINE } else { cost::SEARCH };
     if table.is_ok() || state.search.enabled() {
         state.rate.charge(client, charge)?;
@@ -184,7 +191,8 @@ pub async fn probe_batch(
     let parsed: Vec<Result<Position, ApiError>> =
         request.positions.iter().map(|pos| Position::parse(pos).map_err(ApiError::Position)).collect();
     // The searches of one batch share one request's search budget.
-    let searched = parsed.iter().flatten().filter(|p| state.table(p.material()).is_err()).count() as u32;
+    let set = state.tables();
+    let searched = parsed.iter().flatten().filter(|p| set.table(p.material()).is_err()).count() as u32;
     let tabled = parsed.iter().flatten().count() as u32 - searched;
     let searched_cost = if state.search.enabled() { searched * cost::SEARCH } else { 0 };
     state.rate.charge(client, tabled * cost::TABLE_PROBE + searched_cost)?;
@@ -192,7 +200,7 @@ pub async fn probe_batch(
     let mut results = Vec::with_capacity(parsed.len());
     for (pos, position) in request.positions.into_iter().zip(parsed) {
         let answer = match position {
-            Ok(position) => probe_one(&state, &position, searches).await,
+            Ok(position) => probe_one(&state, &set, &position, searches).await,
             Err(error) => Err(error),
         };
         results.push(match answer {
