@@ -285,6 +285,10 @@ pub struct TableInfo {
 pub struct TablesResponse {
     /// Every loaded table, smallest closed games first.
     pub tables: Vec<TableInfo>,
+    /// Closed games of the configured set still being solved (their tables join `tables` as
+    /// each is done).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub solving: Vec<String>,
 }
 
 impl MoveInfo {

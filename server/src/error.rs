@@ -37,6 +37,8 @@ pub enum ApiError {
     Timeout,
     /// Every search worker stayed busy for the whole search budget (503).
     SearchBusy,
+    /// The position's table is being solved right now (503).
+    BeingSolved(shogi4_engine::Material),
     /// The client's rate limit is spent (429).
     RateLimited {
         /// What the request costs, in tokens.
@@ -71,7 +73,7 @@ impl ApiError {
             ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Overloaded | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Timeout | ApiError::SearchBusy => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Timeout | ApiError::SearchBusy | ApiError::BeingSolved(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -124,6 +126,15 @@ impl ApiError {
                     retry_after.as_secs_f64()
                 ),
             ),
+            ApiError::BeingSolved(material) => Problem {
+                material: Some(material.to_string()),
+                ..Problem::new(
+                    "table-being-solved",
+                    "This table is being solved",
+                    status,
+                    format!("the {material} table is being solved on this server right now; retry in a few seconds"),
+                )
+            },
             ApiError::SearchBusy => Problem::new(
                 "search-busy",
                 "Every search worker is busy",
@@ -151,6 +162,9 @@ impl IntoResponse for ApiError {
         match &self {
             ApiError::Overloaded | ApiError::Timeout | ApiError::SearchBusy => {
                 response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            }
+            ApiError::BeingSolved(_) => {
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
             }
             ApiError::RateLimited { retry_after, limit, remaining, .. } => {
                 let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);

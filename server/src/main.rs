@@ -11,7 +11,7 @@ use shogi4_proofs::{Opened, ProofStore};
 use shogi4_server::config::{Config, LogFormat};
 use shogi4_server::serve::serve;
 use shogi4_server::{app, openapi, AppState};
-use shogi4_tablebase::{Progress, SolveEvent, SolveMode, TableDir};
+use shogi4_tablebase::{Progress, SolveEvent, SolveMode, TableDir, TableStatus};
 
 fn main() -> ExitCode {
     let config = Config::parse();
@@ -43,9 +43,7 @@ fn init_logging(format: LogFormat) {
 fn run(config: Config) -> Result<(), String> {
     let cors_policy = config.cors_policy()?;
     let limits = config.limits()?;
-    if !config.no_solve {
-        solve_missing(&config)?;
-    }
+    std::fs::create_dir_all(&config.tables).map_err(|e| format!("cannot create {}: {e}", config.tables.display()))?;
     let state = AppState::load(&config.tables, !config.skip_checksums, limits)
         .map_err(|e| format!("cannot read tables: {e}"))?;
     tracing::info!(tables = state.tables().tables.len(), dir = %config.tables.display(), "tables loaded");
@@ -74,10 +72,14 @@ fn run(config: Config) -> Result<(), String> {
             .await
             .map_err(|e| format!("cannot bind {}: {e}", config.bind))?;
         let address = listener.local_addr().map_err(|e| e.to_string())?;
-        tracing::info!(%address, "listening");
-        println!("listening on http://{address}");
         let state = Arc::new(state);
         tokio::spawn(reload_on_hangup(Arc::clone(&state)));
+        // Marked as solving before the address is announced: no client sees a half state.
+        if !config.no_solve {
+            solve_missing_in_background(&config, Arc::clone(&state));
+        }
+        tracing::info!(%address, "listening");
+        println!("listening on http://{address}");
         serve(listener, app(state, &cors_policy), config.connection_limits(), shutdown).await;
         Ok::<(), String>(())
     })?;
@@ -85,31 +87,44 @@ fn run(config: Config) -> Result<(), String> {
     Ok(())
 }
 
-/// Solves the closed games of the default set that have no valid table yet.
-fn solve_missing(config: &Config) -> Result<(), String> {
+/// Solves the closed games of the default set that have no valid table yet, on a thread of
+/// its own while the server answers: each table joins the served set as soon as it is
+/// written, and until the last one is, `/health` says `solving`.
+fn solve_missing_in_background(config: &Config, state: Arc<AppState>) {
     let store = TableDir::new(&config.tables);
-    let materials = Material::all_up_to(config.solve_missing);
-    let total = materials.len();
-    let mut done = 0;
-    store
-        .solve(&materials, SolveMode::Missing, None, &LogProgress::default(), |event| {
-            done += 1;
-            match event {
-                SolveEvent::Present(..) => {}
-                SolveEvent::Replacing(material, error) => {
-                    done -= 1;
-                    tracing::warn!(%material, %error, "table fails validation; solving it again");
-                }
-                SolveEvent::Solved(solution, path) => tracing::info!(
-                    "[{done}/{total}] {}: {} positions solved in {:.1} s -> {}",
-                    solution.table.material,
+    let pending: Vec<Material> = Material::all_up_to(config.solve_missing)
+        .into_iter()
+        .filter(|&m| !matches!(store.status(m, !config.skip_checksums), TableStatus::Present))
+        .collect();
+    if pending.is_empty() {
+        return;
+    }
+    tracing::info!(count = pending.len(), dir = %config.tables.display(), "solving missing tables in the background");
+    state.set_solving(pending.iter().copied().collect());
+    std::thread::spawn(move || {
+        let total = pending.len();
+        let mut done = 0;
+        let result = store.solve(&pending, SolveMode::All, None, &LogProgress::default(), |event| {
+            if let SolveEvent::Solved(solution, path) = event {
+                done += 1;
+                let material = solution.table.material;
+                tracing::info!(
+                    "[{done}/{total}] {material}: {} positions solved in {:.1} s -> {}",
                     solution.table.statistics.positions,
                     solution.seconds,
                     path.display()
-                ),
+                );
+                if let Err(error) = state.reload() {
+                    tracing::error!(%error, "cannot reload the tables after solving {material}");
+                }
+                state.solved(material);
             }
-        })
-        .map_err(|e| format!("cannot write table: {e}"))
+        });
+        if let Err(error) = result {
+            tracing::error!(%error, "solving the missing tables failed");
+            state.solve_failed(error.to_string());
+        }
+    });
 }
 
 /// Logs a solver phase's progress every 25%.

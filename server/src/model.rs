@@ -25,6 +25,11 @@ pub struct Health {
     pub tables: usize,
     /// Table files refused, and why.
     pub rejected: Vec<RejectedTable>,
+    /// Closed games still being solved in the background.
+    pub solving: Vec<String>,
+    /// Why the background solve stopped, if it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub solve_failure: Option<String>,
 }
 
 /// A table file the server refused.

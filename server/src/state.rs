@@ -1,6 +1,7 @@
 //! Shared state: the current table set (swapped whole on reload), the searchers, the rate
 //! limiter, and the limits every request is held to.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
@@ -30,6 +31,17 @@ pub struct AppState {
     pub search: Arc<SearchService>,
     /// Every client's token bucket.
     pub rate: RateLimit,
+    /// Closed games being solved in the background, and why solving stopped if it failed.
+    solving: RwLock<Solving>,
+}
+
+/// The background solve, as health and probes report it.
+#[derive(Clone, Debug, Default)]
+pub struct Solving {
+    /// Games not solved yet.
+    pub pending: BTreeSet<Material>,
+    /// Why solving stopped, if it failed.
+    pub failure: Option<String>,
 }
 
 impl AppState {
@@ -47,6 +59,7 @@ impl AppState {
             limits,
             search,
             rate,
+            solving: RwLock::new(Solving::default()),
         })
     }
 
@@ -59,6 +72,33 @@ impl AppState {
     /// The tables served now.
     pub fn tables(&self) -> Arc<TableSet> {
         Arc::clone(&self.tables.read().expect("not poisoned"))
+    }
+
+    /// The background solve's state.
+    pub fn solving(&self) -> Solving {
+        self.solving.read().expect("not poisoned").clone()
+    }
+
+    /// Whether a closed game's table is being solved right now.
+    pub fn being_solved(&self, material: Material) -> bool {
+        self.solving.read().expect("not poisoned").pending.contains(&material)
+    }
+
+    /// Marks games as being solved.
+    pub fn set_solving(&self, pending: BTreeSet<Material>) {
+        self.solving.write().expect("not poisoned").pending = pending;
+    }
+
+    /// Marks one game as solved (its table is in the set).
+    pub fn solved(&self, material: Material) {
+        self.solving.write().expect("not poisoned").pending.remove(&material);
+    }
+
+    /// Records why the background solve stopped; the games left are no longer pending.
+    pub fn solve_failed(&self, failure: String) {
+        let mut solving = self.solving.write().expect("not poisoned");
+        solving.pending.clear();
+        solving.failure = Some(failure);
     }
 
     /// Re-reads the directory and swaps the new set in at once: unchanged files are kept as

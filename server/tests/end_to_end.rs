@@ -328,3 +328,49 @@ fn served_tables_survive_their_files_and_reload_on_sighup() {
     assert_eq!(server.get("/health").0, 200);
     assert_eq!(server.child.id(), pid);
 }
+
+#[test]
+fn missing_tables_are_solved_in_the_background_while_the_server_answers() {
+    let scratch = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4-server"))
+        .args([
+            "--bind",
+            "127.0.0.1:0",
+            "--solve-missing",
+            "2",
+            "--proof-store",
+            "none",
+            "--rate-limit",
+            "0",
+            "--tables",
+        ])
+        .arg(scratch.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let address = line.trim().strip_prefix("listening on http://").unwrap().to_string();
+    let server = Server { child, address };
+    // It listens at once and says what it is doing.
+    let (status, health) = server.get("/health");
+    assert_eq!((status, health["status"].as_str()), (503, Some("solving")), "{health}");
+    assert!(!health["solving"].as_array().unwrap().is_empty());
+    // A position of a game still being solved: come back later (or the table answers, if its
+    // game was done in between).
+    let (status, answer) = server.get("/probe?pos=k3/4/4/K3_b_CC_1");
+    assert!(
+        status == 503 && answer["type"] == "/problems/table-being-solved" || answer["source"] == "table",
+        "{answer}"
+    );
+    let started = std::time::Instant::now();
+    while server.get("/health").0 != 200 {
+        assert!(started.elapsed() < std::time::Duration::from_secs(120), "still solving");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let (_, tables) = server.get("/tables");
+    assert_eq!(tables["tables"].as_array().unwrap().len(), 15);
+    assert!(tables.get("solving").is_none(), "{tables}");
+    assert_eq!(server.get("/probe?pos=k3/4/4/K3_b_CC_1").1["source"], "table");
+}

@@ -451,3 +451,22 @@ async fn request_ids_are_short_tokens_or_ours() {
         assert!(echoed.chars().all(|c| c.is_ascii_digit()), "{unfit:?} came back as {echoed:?}");
     }
 }
+
+#[tokio::test]
+async fn a_game_being_solved_is_unavailable_and_health_says_so() {
+    let state = AppState::load(tables_dir(), true, limits()).unwrap();
+    state.set_solving(["KKT".parse().unwrap()].into_iter().collect());
+    let router = app(Arc::new(state), &CorsPolicy::default());
+    let (status, headers, problem) =
+        send(router.clone(), Request::get("/probe?pos=k3/4/4/K3_b_T_1").body(Body::empty()).unwrap()).await;
+    assert_problem(status, &headers, &problem, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(problem["type"], "/problems/table-being-solved");
+    assert_eq!(problem["material"], "KKT");
+    assert_eq!(headers[header::RETRY_AFTER], "5");
+    let (status, _, health) = send(router.clone(), Request::get("/health").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(health["status"], "solving");
+    assert_eq!(health["solving"], serde_json::json!(["KKT"]));
+    let (_, _, tables) = send(router, Request::get("/tables").body(Body::empty()).unwrap()).await;
+    assert_eq!(tables["solving"], serde_json::json!(["KKT"]));
+}

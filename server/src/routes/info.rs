@@ -17,14 +17,16 @@ use crate::state::AppState;
     responses((status = 200, description = "Loaded tables with their statistics (positions in the published \
         convention: both sides to move, unfolded).", body = TablesResponse)))]
 pub async fn tables(State(state): State<Arc<AppState>>) -> Json<TablesResponse> {
-    Json(TablesResponse { tables: state.tables().tables.values().map(|t| t.info.clone()).collect() })
+    let solving = state.solving().pending.iter().map(|m| m.to_string()).collect();
+    Json(TablesResponse { tables: state.tables().tables.values().map(|t| t.info.clone()).collect(), solving })
 }
 
 /// Readiness: ready when tables are served and no table file was refused.
 #[utoipa::path(get, path = "/health", tag = "service",
     responses((status = 200, description = "Ready: every table file in the directory is served.", body = Health),
-        (status = 503, description = "Not ready: no tables (`no-tables`), or some files refused (`degraded`, \
-            with each file and its reason).", body = Health)))]
+        (status = 503, description = "Not ready: missing tables still being solved (`solving`, listing them), \
+            no tables (`no-tables`), or some files refused or the solve failed (`degraded`, with each file and \
+            its reason).", body = Health)))]
 pub async fn health(State(state): State<Arc<AppState>>) -> (StatusCode, Json<Health>) {
     let set = state.tables();
     let rejected: Vec<RejectedTable> = set
@@ -32,15 +34,25 @@ pub async fn health(State(state): State<Arc<AppState>>) -> (StatusCode, Json<Hea
         .iter()
         .map(|(path, error)| RejectedTable { file: path.display().to_string(), error: error.clone() })
         .collect();
-    let status = if set.tables.is_empty() {
+    let solving = state.solving();
+    let status = if !solving.pending.is_empty() {
+        "solving"
+    } else if set.tables.is_empty() {
         "no-tables"
-    } else if !rejected.is_empty() {
+    } else if !rejected.is_empty() || solving.failure.is_some() {
         "degraded"
     } else {
         "ok"
     };
     let code = if status == "ok" { StatusCode::OK } else { StatusCode::SERVICE_UNAVAILABLE };
-    (code, Json(Health { status: status.to_string(), tables: set.tables.len(), rejected }))
+    let health = Health {
+        status: status.to_string(),
+        tables: set.tables.len(),
+        rejected,
+        solving: solving.pending.iter().map(|m| m.to_string()).collect(),
+        solve_failure: solving.failure,
+    };
+    (code, Json(health))
 }
 
 /// Prometheus metrics.

@@ -56,6 +56,7 @@ async fn probe_one(
 ) -> Result<ProbeResponse, ApiError> {
     match set.table(position.material()) {
         Ok(table) => probe_in(table, position),
+        Err(_) if state.being_solved(position.material()) => Err(ApiError::BeingSolved(position.material())),
         Err(error) if !state.search.enabled() => Err(ApiError::from_probe(error)),
         Err(_) => state.search.probe(*position, share).await,
     }
@@ -101,6 +102,7 @@ pub async fn probe(
             state.rate.charge(client, cost::TABLE_PROBE)?;
             cached(table, &headers, || probe_in(table, &position))
         }
+        Err(_) if state.being_solved(position.material()) => Err(ApiError::BeingSolved(position.material())),
         Err(error) if !state.search.enabled() => Err(ApiError::from_probe(error)),
         Err(_) => {
             state.rate.charge(client, cost::SEARCH)?;
@@ -139,6 +141,9 @@ pub async fn mainline(
     let position = position_from_query(query)?;
     let set = state.tables();
     let table = set.table(position.material());
+    if table.is_err() && state.being_solved(position.material()) {
+        return Err(ApiError::BeingSolved(position.material()));
+    }
     let charge = if table.is_ok() { cost::TABLE_MAINLINE } else { cost::SEARCH };
     if table.is_ok() || state.search.enabled() {
         state.rate.charge(client, charge)?;
