@@ -11,7 +11,9 @@ pub struct PositionQuery {
     /// The position, as SFEN (`trfk/3c/C3/KFRT b - 1`: side `b` is the first player) or as
     /// Fairy-Stockfish FEN (`trfk/3c/C3/KFRT[] w 0 1`: side `w` is the first player). `_` may
     /// replace spaces. In a URL, send `+` (promoted piece) as `%2B`: a bare `+` decodes to a space.
-    #[param(example = "k3/4/4/K3_b_C_1")]
+    // Optional here only so that a missing `pos` gets our own problem document; the API
+    // requires it.
+    #[param(example = "k3/4/4/K3_b_C_1", required = true)]
     pub pos: Option<String>,
 }
 
