@@ -101,32 +101,12 @@ enum Command {
         json: bool,
     },
     /// Look up a position: its value, distance to win, and every move with its value (from
-    /// its table, or else by proof search, as the server answers).
-    Probe {
-        /// Position, SFEN or Fairy-Stockfish FEN (`_` may replace spaces).
-        pos: String,
-        /// Directory of tables.
-        #[arg(long, default_value = "tables")]
-        tables: PathBuf,
-        #[command(flatten)]
-        search: SearchArgs,
-        /// Print the body of `GET /probe` instead (errors: its problem document, on stderr).
-        #[arg(long)]
-        json: bool,
-    },
-    /// The line of best play from a position to the royal capture.
-    Mainline {
-        /// Position, SFEN or Fairy-Stockfish FEN (`_` may replace spaces).
-        pos: String,
-        /// Directory of tables.
-        #[arg(long, default_value = "tables")]
-        tables: PathBuf,
-        #[command(flatten)]
-        search: SearchArgs,
-        /// Print the body of `GET /mainline` instead (errors: its problem document, on stderr).
-        #[arg(long)]
-        json: bool,
-    },
+    /// its table, or else by proof search, as the server answers). With --json, the body of
+    /// `GET /probe`.
+    Probe(Query),
+    /// The line of best play from a position to the royal capture. With --json, the body of
+    /// `GET /mainline`.
+    Mainline(Query),
     /// Prove a position by search alone (no tables): a win or loss with its exact distance,
     /// or the depth to which neither side has a forced result; every move likewise.
     Search {
@@ -172,6 +152,21 @@ enum Command {
     },
 }
 
+/// A question about one position, answered as the server would.
+#[derive(clap::Args)]
+struct Query {
+    /// Position, SFEN or Fairy-Stockfish FEN (`_` may replace spaces).
+    pos: String,
+    /// Directory of tables.
+    #[arg(long, default_value = "tables")]
+    tables: PathBuf,
+    #[command(flatten)]
+    search: SearchArgs,
+    /// Print the API's JSON body instead (errors: its problem document, on stderr).
+    #[arg(long)]
+    json: bool,
+}
+
 /// The search budget for positions without a table: the server's defaults.
 #[derive(clap::Args)]
 struct SearchArgs {
@@ -209,8 +204,8 @@ impl Command {
             | Command::Bench { json, .. }
             | Command::Audit { json, .. }
             | Command::Info { json, .. }
-            | Command::Probe { json, .. }
-            | Command::Mainline { json, .. }
+            | Command::Probe(Query { json, .. })
+            | Command::Mainline(Query { json, .. })
             | Command::Search { json, .. }
             | Command::Prove { json, .. } => json,
         }
@@ -245,10 +240,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Bench { material, threads, json } => with_threads(threads, || commands::solve::bench(&material, json)),
         Command::Audit { paths, threads, json } => with_threads(threads, || commands::audit::run(&paths, json)),
         Command::Info { file, json } => commands::info::run(&file, json),
-        Command::Probe { pos, tables, search, json } => commands::probe::probe(&pos, &tables, &search.budget(), json),
-        Command::Mainline { pos, tables, search, json } => {
-            commands::probe::mainline(&pos, &tables, &search.budget(), json)
-        }
+        Command::Probe(q) => commands::probe::probe(&q.pos, &q.tables, &q.search.budget(), q.json),
+        Command::Mainline(q) => commands::probe::mainline(&q.pos, &q.tables, &q.search.budget(), q.json),
         Command::Search { pos, ms, nodes, depth, table_mb, json } => {
             let limits = shogi4_search::Limits {
                 max_depth: depth,

@@ -103,7 +103,8 @@ impl<'t> Prover<'t> {
         None
     }
 
-    /// "Loss within `d`" when the rules or the table settle it without search.
+    /// "Loss within `d`" when the rules or the table settle it without search (within 2: every
+    /// move must let the opponent capture the royal).
     pub(crate) fn loss_known(&mut self, position: &Position, d: u32) -> Option<bool> {
         if position.can_capture_royal() {
             return Some(false);
@@ -128,22 +129,13 @@ impl<'t> Prover<'t> {
 
     /// Whether the side to move can force the royal capture within `d` plies.
     pub fn wins_within(&mut self, position: &Position, d: u32) -> Result<bool, Aborted> {
-        if position.can_capture_royal() {
-            return Ok(true);
+        if let Some(answer) = self.win_known(position, d) {
+            return Ok(answer);
         }
-        // Otherwise a win takes at least 3 plies (and wins have odd distances).
-        let d = if d.is_multiple_of(2) { d.saturating_sub(1) } else { d };
-        if d < 3 {
-            return Ok(false);
-        }
+        // Wins have odd distances; past `win_known`, `d` is at least 3.
+        let d = if d.is_multiple_of(2) { d - 1 } else { d };
         let key = key_of(position);
         let known = self.table.get(key);
-        if u32::from(known.win_within) <= d {
-            return Ok(true);
-        }
-        if u32::from(known.no_win_within) >= d {
-            return Ok(false);
-        }
         self.tick()?;
         let moves = position.legal_moves();
         // Candidates: moves that do not hand the opponent a royal capture, best guesses first:
@@ -176,27 +168,15 @@ impl<'t> Prover<'t> {
     /// Whether the opponent can force the capture of the side to move's royal within `d`
     /// plies (or the side to move has no legal move).
     pub fn loses_within(&mut self, position: &Position, d: u32) -> Result<bool, Aborted> {
-        if position.can_capture_royal() {
-            return Ok(false);
+        if let Some(answer) = self.loss_known(position, d) {
+            return Ok(answer);
         }
+        // Losses have even distances; past `loss_known`, `d` is at least 4.
         let d = if d % 2 == 1 { d - 1 } else { d };
         let moves = position.legal_moves();
-        if moves.is_empty() {
-            return Ok(true);
-        }
-        // Within 2: every move must let the opponent capture the royal.
         let exposing = |mv: &Move| position.exposes_royal(*mv);
-        if d < 4 {
-            return Ok(d == 2 && moves.iter().all(exposing));
-        }
         let key = key_of(position);
         let known = self.table.get(key);
-        if u32::from(known.loss_within) <= d {
-            return Ok(true);
-        }
-        if u32::from(known.no_loss_within_plus_one) > d {
-            return Ok(false);
-        }
         self.tick()?;
         // Moves that expose the royal lose in 2 whatever happens; the others must each be
         // answered by a win within d − 1. Try the defence that held last time first.
