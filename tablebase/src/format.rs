@@ -242,13 +242,19 @@ impl fmt::Display for TableError {
             TableError::BadOverflow(what) => write!(f, "bad overflow table: {what}"),
             TableError::Corrupt(e) => write!(f, "corrupt value: {e}"),
             TableError::TooLarge { material, needed, limit } => {
-                let gib = |b: &u64| *b as f64 / (1u64 << 30) as f64;
+                let size = |b: u64| {
+                    if b < 1 << 30 {
+                        format!("{} MiB", b.div_ceil(1 << 20))
+                    } else {
+                        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+                    }
+                };
                 write!(
                     f,
-                    "solving {material} needs about {:.1} GiB of memory but {:.1} GiB are allowed (raise --max-memory, \
-                     or use a bigger machine); nothing was written",
-                    gib(needed),
-                    gib(limit)
+                    "solving {material} needs about {} of memory but {} are allowed (raise --max-memory, or use a \
+                     bigger machine); nothing was written",
+                    size(*needed),
+                    size(*limit)
                 )
             }
             TableError::NameMismatch { path, header } => {
