@@ -94,7 +94,14 @@ fn solve_missing_in_background(config: &Config, state: Arc<AppState>) {
     let store = TableDir::new(&config.tables);
     let pending: Vec<Material> = Material::all_up_to(config.solve_missing)
         .into_iter()
-        .filter(|&m| !matches!(store.status(m, !config.skip_checksums), TableStatus::Present))
+        .filter(|&material| match store.status(material, !config.skip_checksums) {
+            TableStatus::Present => false,
+            TableStatus::Missing => true,
+            TableStatus::Damaged(error) => {
+                tracing::warn!(%material, %error, "table fails validation; solving it again");
+                true
+            }
+        })
         .collect();
     if pending.is_empty() {
         return;
