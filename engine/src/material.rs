@@ -1,6 +1,7 @@
 //! Closed games: the royals plus a fixed multiset of non-royal pieces, named like `KKCF`.
 
 use std::fmt;
+use std::fmt::Write as _;
 use std::str::FromStr;
 
 use crate::Kind;
@@ -108,7 +109,7 @@ impl fmt::Display for Material {
         f.write_str("KK")?;
         for (kind, &count) in Kind::HAND_KINDS.iter().zip(&self.counts) {
             for _ in 0..count {
-                write!(f, "{}", kind.letter())?;
+                f.write_char(kind.letter())?;
             }
         }
         Ok(())

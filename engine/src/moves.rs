@@ -1,6 +1,7 @@
 //! Moves and their notation: `a2a3` (step), `b1b3` (jump), `a3a4+` (promotes), `C@b2` (drop).
 
 use std::fmt;
+use std::fmt::Write as _;
 
 use crate::{Kind, Square};
 
@@ -59,9 +60,18 @@ impl fmt::Display for Move {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Move::Board { from, to, promotes } => {
-                write!(f, "{from}{to}{}", if promotes { "+" } else { "" })
+                fmt::Display::fmt(&from, f)?;
+                fmt::Display::fmt(&to, f)?;
+                if promotes {
+                    f.write_char('+')?;
+                }
+                Ok(())
             }
-            Move::Drop { kind, to } => write!(f, "{}@{to}", kind.letter()),
+            Move::Drop { kind, to } => {
+                f.write_char(kind.letter())?;
+                f.write_char('@')?;
+                fmt::Display::fmt(&to, f)
+            }
         }
     }
 }

@@ -4,6 +4,7 @@
 //! 180° turn is `s ^ 15` and the left-right mirror is `s ^ 3`.
 
 use std::fmt;
+use std::fmt::Write as _;
 
 use crate::Color;
 
@@ -111,7 +112,9 @@ impl Square {
 
 impl fmt::Display for Square {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}{}", (b'a' + self.file()) as char, (b'1' + self.rank()) as char)
+        // Two characters written directly: answers print a few dozen squares each.
+        f.write_char((b'a' + self.file()) as char)?;
+        f.write_char((b'1' + self.rank()) as char)
     }
 }
 

@@ -212,13 +212,16 @@ impl<B: AsRef<[u8]>> Table<B> {
     /// first.
     pub fn probe(&self, position: &Position) -> Result<ProbeResult, ProbeError> {
         let value = self.value_of(position).map_err(|cause| corrupt(self, cause))?;
-        let mut moves = Vec::new();
-        for &mv in position.legal_moves().iter() {
+        let legal = position.legal_moves();
+        let mut moves = Vec::with_capacity(legal.len());
+        // Each child is indexed from one shared view of the parent and the move.
+        let children = self.index().children_of(position);
+        for &mv in legal.iter() {
             let flags = MoveFlags::of(position, mv);
             let result = (!flags.royal_capture).then(|| position.play_unchecked(mv));
             let value = match result {
                 None => Value::Win(1),
-                Some(next) => self.value_of(&next).map_err(|cause| corrupt(self, cause))?.for_mover(),
+                Some(_) => self.value(children.index_after(mv)).map_err(|cause| corrupt(self, cause))?.for_mover(),
             };
             moves.push(MoveValue { mv, result, value, flags });
         }
