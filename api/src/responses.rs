@@ -293,10 +293,11 @@ pub struct TablesResponse {
 
 impl MoveInfo {
     fn build(result: Option<Position>, notation: String, stated: Stated, flags: MoveFlags) -> MoveInfo {
+        let (sfen, fen) = result.map(|p| p.to_sfen_and_fen()).unzip();
         MoveInfo {
             notation,
-            sfen: result.map(|p| p.to_sfen()),
-            fen: result.map(|p| p.to_fen()),
+            sfen,
+            fen,
             category: stated.category,
             dtw: stated.dtw,
             no_result_within: stated.no_result_within,
@@ -328,9 +329,10 @@ impl ProbeResponse {
         search: Option<SearchStats>,
         moves: Vec<MoveInfo>,
     ) -> ProbeResponse {
+        let (sfen, fen) = position.to_sfen_and_fen();
         ProbeResponse {
-            sfen: position.to_sfen(),
-            fen: position.to_fen(),
+            sfen,
+            fen,
             material: material.to_string(),
             side_to_move: position.turn().into(),
             category: stated.category,

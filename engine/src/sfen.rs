@@ -320,9 +320,19 @@ impl Position {
         Position::try_from(setup).map_err(NotationError::Illegal)
     }
 
+    /// SFEN and Fairy-Stockfish FEN together, the board written once for both.
+    pub fn to_sfen_and_fen(&self) -> (String, String) {
+        let board = self.board_text();
+        (self.sfen_after(board.clone()), self.fen_after(board))
+    }
+
     /// SFEN with move number 1, e.g. `trfk/3c/C3/KFRT b - 1`.
     pub fn to_sfen(&self) -> String {
-        let mut out = self.board_text();
+        self.sfen_after(self.board_text())
+    }
+
+    fn sfen_after(&self, board: String) -> String {
+        let mut out = board;
         out.push_str(if self.turn == Color::First { " b " } else { " w " });
         let mut hands = String::new();
         for color in Color::BOTH {
@@ -343,7 +353,11 @@ impl Position {
 
     /// Fairy-Stockfish FEN, e.g. `trfk/3c/C3/KFRT[] w 0 1` (`w` is the first player).
     pub fn to_fen(&self) -> String {
-        let mut out = self.board_text();
+        self.fen_after(self.board_text())
+    }
+
+    fn fen_after(&self, board: String) -> String {
+        let mut out = board;
         out.push('[');
         for color in Color::BOTH {
             for kind in Kind::HAND_KINDS {
