@@ -27,6 +27,7 @@ fn facts_survive_reopening_and_better_knowledge_wins() {
         let (store, opened) = ProofStore::open(&path).unwrap();
         assert_eq!(opened, Opened::Fine);
         assert_eq!(store.record(&facts()).unwrap(), 2000);
+        assert_eq!(store.verify().unwrap(), (2000, 0), "every record passes its checksum");
     }
     let (store, opened) = ProofStore::open(&path).unwrap();
     assert_eq!(opened, Opened::Fine);

@@ -171,8 +171,10 @@ fn analysis_and_mainline_agree_with_the_table() {
 
 #[test]
 fn the_time_budget_is_kept() {
-    // The start position is far from proven: the search must stop at its deadline.
+    // The start position is far from proven: the search must stop at its deadline, within
+    // the memory it was given.
     let mut search = Search::new(8 << 20);
+    assert!(search.table_bytes() <= 8 << 20 && search.table_bytes() > 4 << 20, "{}", search.table_bytes());
     for ms in [20u64, 150] {
         let limits = Limits { time: Some(std::time::Duration::from_millis(ms)), ..Limits::nodes(u64::MAX) };
         let report = search.prove(&Position::start(), &limits);

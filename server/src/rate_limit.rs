@@ -80,11 +80,6 @@ impl RateLimit {
         RateLimit { settings, quota, limiter, charges: AtomicU64::new(0) }
     }
 
-    /// The settings.
-    pub fn settings(&self) -> &RateSettings {
-        &self.settings
-    }
-
     /// The client a request comes from: the peer, or, behind a trusted proxy, the right-most
     /// untrusted address it forwarded; IPv6 grouped by /64.
     pub fn client(&self, peer: Option<SocketAddr>, headers: &HeaderMap) -> IpAddr {

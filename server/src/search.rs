@@ -81,11 +81,6 @@ impl SearchService {
         self.settings.workers > 0
     }
 
-    /// The settings.
-    pub fn settings(&self) -> &SearchSettings {
-        &self.settings
-    }
-
     /// The probe answer for a position no table holds, searched within `1 / share` of the
     /// request budget.
     pub async fn probe(self: &Arc<Self>, position: Position, share: u32) -> Result<ProbeResponse, ApiError> {

@@ -10,7 +10,7 @@ use shogi4_engine::{Material, Move, Position};
 
 use crate::format::{CorruptValue, TableError};
 use crate::store::{Loaded, TableDir};
-use crate::table::{MappedTable, Table};
+use crate::table::Table;
 use crate::value::Value;
 
 /// Tables by closed game.
@@ -193,13 +193,6 @@ impl<B: AsRef<[u8]>> Tablebase<B> {
     /// The line of best play to the royal capture (see [`Table::mainline`]).
     pub fn mainline(&self, position: &Position) -> Result<Mainline, ProbeError> {
         self.table(position.material())?.mainline(position)
-    }
-}
-
-impl Tablebase<memmap2::Mmap> {
-    /// Takes the tables out, by closed game.
-    pub fn into_tables(self) -> BTreeMap<Material, MappedTable> {
-        self.tables
     }
 }
 

@@ -65,11 +65,6 @@ impl TableDir {
         TableDir { dir: dir.into() }
     }
 
-    /// The directory.
-    pub fn path(&self) -> &Path {
-        &self.dir
-    }
-
     /// Where the table of `material` lives.
     pub fn path_of(&self, material: Material) -> PathBuf {
         self.dir.join(format!("{material}.{EXTENSION}"))
