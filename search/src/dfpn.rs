@@ -12,7 +12,7 @@
 use shogi4_engine::{Position, MAX_MOVES};
 
 use crate::prover::{Aborted, Prover};
-use crate::table::key_of;
+use crate::table::{key_of, mix};
 
 /// An unreachable proof or disproof number: the node is resolved the other way.
 pub(crate) const INFINITE: u32 = u32::MAX;
@@ -69,9 +69,7 @@ impl NumberTable {
     }
 
     fn slot(&self, key: u128, depth: u32) -> usize {
-        let folded = (key as u64) ^ ((key >> 64) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(depth) << 57;
-        let mixed = (folded ^ (folded >> 31)).wrapping_mul(0xD6E8_FEB8_6659_FD93);
-        (mixed >> 32) as usize & (self.entries.len() - 1)
+        mix(key, depth) as usize & (self.entries.len() - 1)
     }
 
     fn get(&self, key: u128, depth: u32) -> Option<(u32, u32)> {

@@ -71,10 +71,7 @@ impl TranspositionTable {
     }
 
     fn bucket(&self, key: u128) -> usize {
-        // Fold and mix the 97-bit key; the low bits alone are the side to move and hands.
-        let folded = (key as u64) ^ ((key >> 64) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mixed = (folded ^ (folded >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        (mixed >> 32) as usize & (self.buckets.len() - 1)
+        mix(key, 0) as usize & (self.buckets.len() - 1)
     }
 
     /// What is known about `position` (keyed by `key`).
@@ -128,6 +125,14 @@ impl TranspositionTable {
         }
         self.put(key, bounds);
     }
+}
+
+/// A well-spread 32-bit hash of a position key and a salt (the depth, for tables keyed by
+/// both): the key's low bits alone are the side to move and the hands, far from uniform.
+pub(crate) fn mix(key: u128, salt: u32) -> u64 {
+    let folded = (key as u64) ^ ((key >> 64) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(salt) << 57;
+    let mixed = (folded ^ (folded >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    mixed >> 32
 }
 
 /// The key of a position (see [`Position::key`]).

@@ -109,10 +109,8 @@ fn serve_copy(path: &Path, identity: FileIdentity, verify: bool) -> Result<Serve
     let io = |e| TableError::Io(path.to_path_buf(), e);
     let bytes = private_copy(path).map_err(io)?;
     let table = Table::new(bytes)?;
+    TableDir::check_name(path, &table)?;
     let material = table.header().material;
-    if path.file_stem().and_then(|s| s.to_str()) != Some(material.to_string().as_str()) {
-        return Err(TableError::NameMismatch { path: path.to_path_buf(), header: material });
-    }
     if verify {
         table.verify_checksum()?;
     }

@@ -11,7 +11,7 @@ use crate::format::{TableError, EXTENSION};
 use crate::memory::{available_memory, solve_memory_needed};
 use crate::progress::Progress;
 use crate::solver::{solve, Solution};
-use crate::table::{open_table, MappedTable};
+use crate::table::{open_table, MappedTable, Table};
 
 /// A directory of tables, one file per closed game, named after it.
 #[derive(Clone, Debug)]
@@ -86,14 +86,21 @@ impl TableDir {
     /// name against the header's material.
     pub fn open(path: &Path, verify: bool) -> Result<MappedTable, TableError> {
         let table = open_table(path)?;
-        let header = table.header().material;
-        if path.file_stem().and_then(|s| s.to_str()) != Some(header.to_string().as_str()) {
-            return Err(TableError::NameMismatch { path: path.to_path_buf(), header });
-        }
+        TableDir::check_name(path, &table)?;
         if verify {
             table.verify_checksum()?;
         }
         Ok(table)
+    }
+
+    /// Refuses a table whose file is not named after the closed game its header describes:
+    /// so no file can hide another game's table or stand in for it.
+    pub fn check_name<B: AsRef<[u8]>>(path: &Path, table: &Table<B>) -> Result<(), TableError> {
+        let header = table.header().material;
+        if path.file_stem().and_then(|s| s.to_str()) != Some(header.to_string().as_str()) {
+            return Err(TableError::NameMismatch { path: path.to_path_buf(), header });
+        }
+        Ok(())
     }
 
     /// The status of one closed game's table.
