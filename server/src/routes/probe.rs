@@ -64,11 +64,29 @@ async fn probe_one(
     position: &Position,
     share: u32,
 ) -> Result<ProbeResponse, ApiError> {
-    match set.table(position.material()) {
-        Ok(table) => probe_in(table, position),
-        Err(_) if state.being_solved(position.material()) => Err(ApiError::BeingSolved(position.material())),
+    match answerer(state, set, position)? {
+        Answerer::Table(table) => probe_in(table, position),
+        Answerer::Search => state.search.probe(*position, share).await,
+    }
+}
+
+/// Who answers a position.
+enum Answerer<'a> {
+    /// The table of its closed game.
+    Table(&'a ServedTable),
+    /// A proof search: no table holds the position.
+    Search,
+}
+
+/// The table of the position's closed game, or else search; a game whose table is being
+/// solved gets 503, and with search off a missing table is the answer (404).
+fn answerer<'a>(state: &AppState, set: &'a TableSet, position: &Position) -> Result<Answerer<'a>, ApiError> {
+    let material = position.material();
+    match set.table(material) {
+        Ok(table) => Ok(Answerer::Table(table)),
+        Err(_) if state.being_solved(material) => Err(ApiError::BeingSolved(material)),
         Err(error) if !state.search.enabled() => Err(ApiError::from_probe(error)),
-        Err(_) => state.search.probe(*position, share).await,
+        Err(_) => Ok(Answerer::Search),
     }
 }
 
@@ -107,14 +125,12 @@ pub async fn probe(
 ) -> Result<Response, ApiError> {
     let position = position_from_query(query)?;
     let set = state.tables();
-    match set.table(position.material()) {
-        Ok(table) => {
+    match answerer(&state, &set, &position)? {
+        Answerer::Table(table) => {
             state.rate.charge(client, cost::TABLE_PROBE)?;
             cached(table, &headers, || probe_in(table, &position))
         }
-        Err(_) if state.being_solved(position.material()) => Err(ApiError::BeingSolved(position.material())),
-        Err(error) if !state.search.enabled() => Err(ApiError::from_probe(error)),
-        Err(_) => {
+        Answerer::Search => {
             state.rate.charge(client, cost::SEARCH)?;
             Ok(searched(state.search.probe(position, 1).await?))
         }
@@ -150,22 +166,19 @@ pub async fn mainline(
 ) -> Result<Response, ApiError> {
     let position = position_from_query(query)?;
     let set = state.tables();
-    let table = set.table(position.material());
-    if table.is_err() && state.being_solved(position.material()) {
-        return Err(ApiError::BeingSolved(position.material()));
-    }
-    let charge = if table.is_ok() { cost::TABLE_MAINLINE } else { cost::SEARCH };
-    if table.is_ok() || state.search.enabled() {
-        state.rate.charge(client, charge)?;
-    }
-    match table {
-        Ok(table) => cached(table, &headers, || {
-            let line = table.table.mainline(&position).map_err(ApiError::from_probe)?;
-            table.probes.increment(1);
-            Ok(MainlineResponse::new(&position, &line))
-        }),
-        Err(error) if !state.search.enabled() => Err(ApiError::from_probe(error)),
-        Err(_) => Ok(searched(state.search.mainline(position).await?)),
+    match answerer(&state, &set, &position)? {
+        Answerer::Table(table) => {
+            state.rate.charge(client, cost::TABLE_MAINLINE)?;
+            cached(table, &headers, || {
+                let line = table.table.mainline(&position).map_err(ApiError::from_probe)?;
+                table.probes.increment(1);
+                Ok(MainlineResponse::new(&position, &line))
+            })
+        }
+        Answerer::Search => {
+            state.rate.charge(client, cost::SEARCH)?;
+            Ok(searched(state.search.mainline(position).await?))
+        }
     }
 }
 
