@@ -18,6 +18,8 @@ pub enum CliError {
     Table(TableError),
     /// A position could not be answered.
     Probe(ProbeError),
+    /// The proof store could not be opened, read or written.
+    Store(shogi4_proofs::StoreError),
     /// Tables failed their audit.
     AuditFailed(usize),
     /// Arguments that make no sense together.
@@ -31,6 +33,7 @@ impl fmt::Display for CliError {
             CliError::Material(e) => write!(f, "{e}"),
             CliError::Table(e) => write!(f, "{e}"),
             CliError::Probe(e) => write!(f, "{e}"),
+            CliError::Store(e) => write!(f, "{e}"),
             CliError::AuditFailed(n) => write!(f, "{n} table(s) failed the audit"),
             CliError::Usage(message) => write!(f, "{message}"),
         }
@@ -44,6 +47,7 @@ impl std::error::Error for CliError {
             CliError::Material(e) => Some(e),
             CliError::Table(e) => Some(e),
             CliError::Probe(e) => Some(e),
+            CliError::Store(e) => Some(e),
             CliError::AuditFailed(_) | CliError::Usage(_) => None,
         }
     }
@@ -61,6 +65,7 @@ impl CliError {
                 Problem::new("bad-request", "Malformed request", 400, self.to_string())
             }
             CliError::Table(_) => Problem::new("table-unusable", "Table unusable", 500, self.to_string()),
+            CliError::Store(_) => Problem::new("proof-store", "Proof store unusable", 500, self.to_string()),
             CliError::AuditFailed(_) => Problem::new("audit-failed", "Audit failed", 500, self.to_string()),
         }
     }
@@ -75,6 +80,12 @@ impl From<ParseMaterialError> for CliError {
 impl From<TableError> for CliError {
     fn from(e: TableError) -> Self {
         CliError::Table(e)
+    }
+}
+
+impl From<shogi4_proofs::StoreError> for CliError {
+    fn from(e: shogi4_proofs::StoreError) -> Self {
+        CliError::Store(e)
     }
 }
 

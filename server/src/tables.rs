@@ -75,10 +75,11 @@ impl TableSet {
         let mut set = TableSet::default();
         for path in TableDir::new(dir).files()? {
             let identity = FileIdentity::of(&path).map_err(|e| TableError::Io(path.clone(), e))?;
+            // The same file under the same name: a renamed file must pass the name check again.
             let unchanged = previous.and_then(|p| {
                 p.tables
                     .values()
-                    .find(|t| t.source == identity && TableDir::new(dir).path_of(t.info_material()) == path)
+                    .find(|t| t.source == identity && TableDir::new(dir).path_of(t.table.header().material) == path)
             });
             let served = match unchanged {
                 Some(table) => Ok(Arc::clone(table)),
@@ -95,12 +96,6 @@ impl TableSet {
             }
         }
         Ok(set)
-    }
-}
-
-impl ServedTable {
-    fn info_material(&self) -> Material {
-        self.table.header().material
     }
 }
 

@@ -22,7 +22,7 @@ pub fn run(
     json: bool,
 ) -> Result<(), CliError> {
     let start = parse_position(from)?;
-    let (store, opened) = ProofStore::open(store_path).map_err(|e| CliError::Usage(e.to_string()))?;
+    let (store, opened) = ProofStore::open(store_path)?;
     if let Opened::Rebuilt(aside) = opened {
         eprintln!("shogi4: {} was damaged: moved to {}, starting afresh", store_path.display(), aside.display());
     }
@@ -46,7 +46,7 @@ pub fn run(
         positions.extend_from_slice(&next);
         frontier = next;
     }
-    let known = store.get_many(&positions.iter().map(|p| p.key()).collect::<Vec<_>>()).map_err(store_error)?;
+    let known = store.get_many(&positions.iter().map(|p| p.key()).collect::<Vec<_>>())?;
     let todo: Vec<_> = positions.iter().zip(&known).filter(|(_, k)| k.is_none()).map(|(p, _)| *p).collect();
     let bar = Bar::new();
     shogi4_tablebase::Progress::phase(&bar, "prove", todo.len() as u64);
@@ -56,7 +56,7 @@ pub fn run(
         let report = search.prove(position, limits);
         nodes += report.nodes;
         proven += u64::from(matches!(report.outcome, Outcome::Proven(_)));
-        store.record(&[(position.key(), report.outcome)]).map_err(store_error)?;
+        store.record(&[(position.key(), report.outcome)])?;
         shogi4_tablebase::Progress::advance(&bar, 1);
     }
     shogi4_tablebase::Progress::finish_phase(&bar);
@@ -65,19 +65,15 @@ pub fn run(
         println!(
             "{}",
             json!({ "positions": positions.len(), "skipped": skipped, "searched": todo.len(), "proven": proven,
-                    "nodes": nodes, "records": store.len().map_err(store_error)? })
+                    "nodes": nodes, "records": store.len()? })
         );
     } else {
         println!(
             "{} positions within {plies} plies: {skipped} already known, {} searched, {proven} proven ({nodes} nodes); the store holds {} records",
             positions.len(),
             todo.len(),
-            store.len().map_err(store_error)?
+            store.len()?
         );
     }
     Ok(())
-}
-
-fn store_error(e: shogi4_proofs::StoreError) -> CliError {
-    CliError::Usage(e.to_string())
 }
