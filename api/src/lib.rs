@@ -20,5 +20,5 @@ mod responses;
 pub use problem::Problem;
 pub use responses::{
     BatchEntry, BatchRequest, BatchResponse, Category, MainlineMove, MainlineResponse, MoveInfo, ProbeResponse,
-    SearchStats, Side, Source, TableInfo, TablesResponse,
+    LongestWin, SearchStats, Side, Source, TableInfo, TablesResponse,
 };

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use shogi4_engine::{Color, Material, Position};
 use shogi4_search::{Analysis, MoveOutcome, Outcome, Report};
-use shogi4_tablebase::{Header, Mainline, MainlineStep, MoveFlags, MoveValue, ProbeResult, Value};
+use shogi4_tablebase::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeResult, Table, Value};
 use utoipa::ToSchema;
 
 use crate::Problem;
@@ -275,6 +275,18 @@ pub struct TableInfo {
     pub file_size: u64,
     /// XXH3-64 checksum of the whole file (its own field read as zero), hex.
     pub checksum: String,
+    /// The game's longest win, with an example position; `null` when nothing is won.
+    pub longest_win: Option<LongestWin>,
+}
+
+/// The longest win of a closed game and one position (the first in index order) that has it.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct LongestWin {
+    /// Its distance in plies (odd: the winner makes the last move).
+    pub dtw: u32,
+    /// A position won in exactly `dtw` plies by the side to move.
+    #[schema(example = "k3/4/4/K3 b C 1")]
+    pub sfen: String,
 }
 
 /// Answer of `GET /tables`.
@@ -404,8 +416,10 @@ impl MainlineResponse {
 }
 
 impl TableInfo {
-    /// The description of a table with this header, `file_size` bytes long.
-    pub fn new(header: &Header, file_size: u64) -> TableInfo {
+    /// The description of a table. It scans the value bytes once (for the longest win), so
+    /// it is built when a table is loaded and kept.
+    pub fn new<B: AsRef<[u8]>>(table: &Table<B>) -> TableInfo {
+        let header = table.header();
         let s = &header.statistics;
         TableInfo {
             material: header.material.to_string(),
@@ -417,8 +431,9 @@ impl TableInfo {
             max_dtw: s.max_dtw,
             histogram: s.histogram.clone(),
             overflow_entries: header.overflow_entries,
-            file_size,
+            file_size: table.size(),
             checksum: format!("{:016x}", header.checksum),
+            longest_win: table.longest_win().map(|(dtw, position)| LongestWin { dtw, sfen: position.to_sfen() }),
         }
     }
 }

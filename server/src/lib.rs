@@ -1,4 +1,5 @@
-//! The Shogi4 tablebase HTTP service: memory-mapped tables behind a JSON API.
+//! The Shogi4 tablebase HTTP service: memory-mapped tables behind a JSON API, and the web
+//! explorer that uses it.
 //!
 //! [`app`] builds the axum router from an [`AppState`] (tables and [`Limits`]) and a
 //! [`CorsPolicy`]; `main.rs` only reads
@@ -102,6 +103,7 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         .route("/health", get(routes::info::health))
         .route("/metrics", get(routes::info::metrics))
         .with_state(state)
+        .merge(routes::web::Site::new(&limits).router())
         .merge(SwaggerUi::new("/docs").url("/openapi.json", openapi::spec()))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
@@ -204,7 +206,8 @@ async fn overload_error(error: BoxError) -> ApiError {
 
 async fn not_found(request: Request) -> ApiError {
     ApiError::NotFound(format!(
-        "no endpoint at {}; see /docs for the API (GET /probe, POST /probe, GET /mainline, GET /tables, GET /health, GET /metrics)",
+        "no endpoint at {}; see /docs for the API (GET /probe, POST /probe, GET /mainline, GET /tables, GET /health, \
+         GET /metrics) and / for the explorer",
         request.uri().path()
     ))
 }

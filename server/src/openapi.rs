@@ -4,7 +4,7 @@ use utoipa::OpenApi;
 
 use shogi4_api::{
     BatchEntry, BatchRequest, BatchResponse, Category, MainlineMove, MainlineResponse, MoveInfo, ProbeResponse,
-    Problem, SearchStats, Side, Source, TableInfo, TablesResponse,
+    LongestWin, Problem, SearchStats, Side, Source, TableInfo, TablesResponse,
 };
 
 use crate::model::{Health, RejectedTable};
@@ -64,7 +64,7 @@ use crate::routes;
     components(schemas(
         ProbeResponse, MoveInfo, Category, Source, SearchStats, Side, MainlineResponse, MainlineMove, BatchRequest,
         BatchResponse,
-        BatchEntry, TablesResponse, TableInfo, Health, RejectedTable, Problem
+        BatchEntry, TablesResponse, TableInfo, LongestWin, Health, RejectedTable, Problem
     )),
     tags(
         (name = "probe", description = "Solved values of positions"),

@@ -114,7 +114,7 @@ fn serve_copy(path: &Path, identity: FileIdentity, verify: bool) -> Result<Serve
     // data alone, so it changes exactly when the table does.
     let etag = HeaderValue::from_str(&format!("W/\"{:016x}\"", h.checksum)).expect("ASCII");
     Ok(ServedTable {
-        info: TableInfo::new(h, table.size()),
+        info: TableInfo::new(&table),
         etag,
         probes: crate::metrics::probe_counter(&material.to_string()),
         table,

@@ -83,6 +83,21 @@ impl<B: AsRef<[u8]>> Table<B> {
         self.value(self.index.index_of(position))
     }
 
+    /// The game's longest win and its first example: the largest odd distance in the
+    /// histogram, and the canonical position of the lowest slot that holds it. `None` when no
+    /// position is a win. A scan of the value bytes, so callers keep the answer.
+    pub fn longest_win(&self) -> Option<(u32, Position)> {
+        let histogram = &self.header.statistics.histogram;
+        let dtw = (1..histogram.len()).rev().find(|&d| d % 2 == 1 && histogram[d] > 0)? as u32;
+        let slot = if dtw <= MAX_INLINE_DTW {
+            let code = Value::Win(dtw).encode();
+            self.values().iter().position(|&b| b == code)? as u64
+        } else {
+            (0..self.header.overflow_entries as usize).map(|i| self.overflow_entry(i)).find(|&(_, d)| d == dtw)?.0
+        };
+        Some((dtw, self.index.position_at(slot)))
+    }
+
     /// Recomputes the checksum of the whole file and checks the overflow table against the
     /// value bytes.
     pub fn verify_checksum(&self) -> Result<(), TableError> {

@@ -70,6 +70,9 @@ fn distances_past_a_byte_are_exact() {
     assert_eq!(read.value(6), Ok(Value::Draw));
     assert_eq!(read.header().statistics.max_dtw, 100_000);
     assert_eq!(read.header().statistics.histogram[301], 4);
+    // The longest win lives in the overflow table; the loss of 100,000 is not a win.
+    let position_7 = MaterialIndex::new(material).position_at(7);
+    assert_eq!(read.longest_win(), Some((301, position_7)));
 }
 
 #[test]

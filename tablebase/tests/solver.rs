@@ -111,6 +111,21 @@ fn retrograde_agrees_with_the_naive_solver() {
 }
 
 #[test]
+fn the_longest_win_example_is_a_win_of_the_longest_distance() {
+    for name in ["KK", "KKC", "KKF", "KKR", "KKT"] {
+        let material: Material = name.parse().unwrap();
+        let table = Table::new(solved(name).to_bytes()).unwrap();
+        let naive = naive_solve(material);
+        let longest = naive.values().filter_map(|v| matches!(v, Value::Win(_)).then(|| v.dtw().unwrap())).max();
+        let found = table.longest_win();
+        assert_eq!(found.as_ref().map(|(dtw, _)| *dtw), longest, "{name}");
+        if let Some((dtw, position)) = found {
+            assert_eq!(naive[&position], Value::Win(dtw), "{name}: {position}");
+        }
+    }
+}
+
+#[test]
 fn tables_do_not_depend_on_the_thread_count() {
     let material: Material = "KKCF".parse().unwrap();
     let run = |threads| {

@@ -12,7 +12,7 @@ pub fn run(file: &Path, json: bool) -> Result<(), CliError> {
     let table = open_table(file)?;
     let h = table.header();
     if json {
-        println!("{}", serde_json::to_string(&TableInfo::new(h, table.size())).expect("serializable"));
+        println!("{}", serde_json::to_string(&TableInfo::new(&table)).expect("serializable"));
         return Ok(());
     }
     let s = &h.statistics;
@@ -24,5 +24,9 @@ pub fn run(file: &Path, json: bool) -> Result<(), CliError> {
     print_outcomes(s, "");
     println!("overflow    {} entries", h.overflow_entries);
     println!("checksum    {:016x} (xxh3-64)", h.checksum);
+    match table.longest_win() {
+        Some((dtw, position)) => println!("longest win {dtw} plies, e.g. {position}"),
+        None => println!("longest win none"),
+    }
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 pub mod info;
 pub mod probe;
+pub mod web;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::Query;
