@@ -10,8 +10,9 @@ if [ ! -x "$chromium" ]; then
     echo "browser tests: installing Debian's chromium" >&2
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    install() { $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+    # Stale package lists on a fresh machine: refresh them once and try again.
+    install || { $sudo apt-get update -qq && install; }
 fi
 if [ ! -d tests/browser/node_modules/playwright-core ]; then
     echo "browser tests: installing playwright-core (no browser download)" >&2

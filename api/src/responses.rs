@@ -293,7 +293,7 @@ pub struct LongestWin {
 #[derive(Clone, Debug, Serialize, ToSchema, PartialEq, Eq)]
 #[schema(example = json!({"tables": [{"material": "KK", "positions": 480, "slots": 120, "wins": 168, "losses": 0,
     "draws": 312, "max_dtw": 1, "histogram": [0, 168], "overflow_entries": 0, "file_size": 248,
-    "checksum": "139f5c3e0007b72f"}]}))]
+    "checksum": "139f5c3e0007b72f", "longest_win": {"dtw": 1, "sfen": "4/4/4/Kk2 b - 1"}}]}))]
 pub struct TablesResponse {
     /// Every loaded table, smallest closed games first.
     pub tables: Vec<TableInfo>,

@@ -470,3 +470,96 @@ async fn a_game_being_solved_is_unavailable_and_health_says_so() {
     let (_, _, tables) = send(router, Request::get("/tables").body(Body::empty()).unwrap()).await;
     assert_eq!(tables["solving"], serde_json::json!(["KKT"]));
 }
+
+async fn get_raw(router: Router, uri: &str, etag: Option<&str>) -> (StatusCode, axum::http::HeaderMap, String) {
+    let mut request = Request::get(uri);
+    if let Some(tag) = etag {
+        request = request.header(header::IF_NONE_MATCH, tag);
+    }
+    let response = router.oneshot(request.body(Body::empty()).unwrap()).await.unwrap();
+    let (status, headers) = (response.status(), response.headers().clone());
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 24).await.unwrap();
+    (status, headers, String::from_utf8(bytes.to_vec()).unwrap())
+}
+
+#[tokio::test]
+async fn the_explorer_is_served_from_the_binary_with_validators() {
+    let router = router();
+    let mut linked = Vec::new();
+    for (path, kind) in [
+        ("/", "text/html"),
+        ("/?pos=k3/4/4/K3_b_C_1&embed=1", "text/html"),
+        ("/games", "text/html"),
+        ("/about", "text/html"),
+        ("/robots.txt", "text/plain"),
+        ("/rules.md", "text/markdown"),
+    ] {
+        let (status, headers, body) = get_raw(router.clone(), path, None).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert!(headers[header::CONTENT_TYPE].to_str().unwrap().starts_with(kind), "{path}");
+        assert!(headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap().starts_with("default-src 'self'"));
+        let etag = headers[header::ETAG].to_str().unwrap().to_string();
+        assert!(etag.starts_with("W/\""), "weak: compression may re-encode the body");
+        let (status, _, body_304) = get_raw(router.clone(), path, Some(&etag)).await;
+        assert_eq!((status, body_304.as_str()), (StatusCode::NOT_MODIFIED, ""), "{path}");
+        // Whatever a page links from /static/ must be there.
+        linked.extend(body.match_indices("\"/static/").map(|(at, _)| {
+            let rest = &body[at + 1..];
+            rest[..rest.find('"').unwrap()].to_string()
+        }));
+    }
+    assert!(linked.len() >= 5, "{linked:?}");
+    for path in linked {
+        let (status, headers, _) = get_raw(router.clone(), &path, None).await;
+        assert_eq!(status, StatusCode::OK, "{path}");
+        assert!(headers.contains_key(header::ETAG), "{path}");
+    }
+    let (status, headers, body) = get(&"/static/../Cargo.toml".replace("..", "%2E%2E")).await;
+    assert_problem(status, &headers, &body, StatusCode::NOT_FOUND);
+    let (status, headers, body) = get("/static/secret.js").await;
+    assert_problem(status, &headers, &body, StatusCode::NOT_FOUND);
+    assert!(body["detail"].as_str().unwrap().contains("explorer.js"), "names the files there are");
+}
+
+#[tokio::test]
+async fn the_about_page_publishes_this_servers_limits() {
+    let limits = Limits {
+        max_batch: 17,
+        rate: RateSettings { per_second: 7, burst: 70, ..RateSettings::default() },
+        ..Limits::default()
+    };
+    let (_, _, about) = get_raw(router_with(limits), "/about", None).await;
+    assert!(about.contains("7 tokens per second, up to 70 at once"), "{about}");
+    assert!(about.contains("<td>17</td>"));
+    let (_, _, about) = get_raw(router(), "/about", None).await;
+    assert!(about.contains("no limit on this server"));
+}
+
+#[tokio::test]
+async fn tables_name_their_longest_win_and_it_probes_as_one() {
+    let (_, _, tables) = get("/tables").await;
+    for table in tables["tables"].as_array().unwrap() {
+        let longest = &table["longest_win"];
+        let dtw = longest["dtw"].as_u64().unwrap();
+        let (status, _, probed) = get(&format!("/probe?pos={}", percent_encoded(longest["sfen"].as_str().unwrap().as_bytes()))).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!((probed["category"].as_str(), probed["dtw"].as_u64()), (Some("win"), Some(dtw)), "{table}");
+        let histogram = table["histogram"].as_array().unwrap();
+        let longest_odd = (0..histogram.len()).rev().find(|&d| d % 2 == 1 && histogram[d].as_u64() > Some(0));
+        assert_eq!(longest_odd, Some(dtw as usize));
+    }
+}
+
+/// The explorer's browser tests need Chromium and Node.js; `scripts/test.sh` (the README's
+/// test command) runs them after `cargo test`. Plain `cargo test` says so, past the capture.
+#[test]
+fn browser_tests_run_by_scripts_test_sh() {
+    if std::env::var_os("SHOGI4_BROWSER_TESTS_FOLLOW").is_none() {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "\n*** NOTE: the web explorer's browser tests did NOT run: `cargo test` skips them. ***\n\
+             *** Run `scripts/test.sh` (the README's test command) for every test.            ***\n"
+        );
+    }
+}

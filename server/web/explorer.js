@@ -390,7 +390,7 @@ function moveValueText(move) {
     case 'win': return `win in ${move.dtw}`;
     case 'loss': return `loss in ${move.dtw}`;
     case 'draw': return 'draw';
-    default: return `none within ${move.no_result_within}`;
+    default: return `no result within ${move.no_result_within}`;
   }
 }
 
