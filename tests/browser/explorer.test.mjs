@@ -222,6 +222,38 @@ test('keys: space plays the best move, left goes back, Home returns to the start
   await page.context().close();
 });
 
+test('hovering a move marks its squares; against the tablebase, the best reply follows', async () => {
+  const page = await open(`/?pos=${underscored(KKC_WIN)}`);
+  await shown(page, KKC_WIN);
+  await page.hover('[data-move="a1b2"]');
+  assert.equal(await page.getAttribute('[data-square="a1"]', 'class').then((c) => c.includes('hover-from')), true);
+  assert.equal(await page.getAttribute('[data-square="b2"]', 'class').then((c) => c.includes('hover-to')), true);
+  await page.check('#auto-reply');
+  const mine = (await probe(KKC_WIN)).moves.find((m) => m.move === 'a1a2');
+  const reply = (await probe(mine.sfen)).moves[0];
+  await page.click('[data-move="a1a2"]');
+  await shown(page, reply.sfen);
+  const played = await page.$$eval('#line button', (buttons) => buttons.slice(1).map((b) => b.textContent));
+  assert.deepEqual(played, ['a1a2', reply.move]);
+  await page.context().close();
+});
+
+test('copy buttons put the SFEN, the FEN and the link on the clipboard', async () => {
+  const page = await open(`/?pos=${underscored(KKC_WIN)}`);
+  await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });
+  const expected = await probe(KKC_WIN);
+  await shown(page, KKC_WIN);
+  const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
+  await page.click('#copy-sfen');
+  assert.equal(await clipboard(), expected.sfen);
+  await page.click('#copy-fen');
+  assert.equal(await clipboard(), expected.fen);
+  await page.click('#copy-link');
+  assert.equal(await clipboard(), page.url());
+  assert.match(await page.textContent('#copied'), /Copied link/);
+  await page.context().close();
+});
+
 test('the editor builds the expected SFEN, and its position is analysed', async () => {
   const page = await open(`/?pos=${underscored(KKC_WIN)}`);
   await shown(page, KKC_WIN);
