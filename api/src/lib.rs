@@ -19,6 +19,6 @@ mod responses;
 
 pub use problem::Problem;
 pub use responses::{
-    BatchEntry, BatchRequest, BatchResponse, Category, MainlineMove, MainlineResponse, MoveInfo, ProbeResponse,
-    LongestWin, SearchStats, Side, Source, TableInfo, TablesResponse,
+    BatchEntry, BatchRequest, BatchResponse, Category, LongestWin, MainlineMove, MainlineResponse, MoveInfo,
+    ProbeResponse, SearchStats, Side, Source, TableInfo, TablesResponse,
 };

@@ -3,8 +3,8 @@
 use utoipa::OpenApi;
 
 use shogi4_api::{
-    BatchEntry, BatchRequest, BatchResponse, Category, MainlineMove, MainlineResponse, MoveInfo, ProbeResponse,
-    LongestWin, Problem, SearchStats, Side, Source, TableInfo, TablesResponse,
+    BatchEntry, BatchRequest, BatchResponse, Category, LongestWin, MainlineMove, MainlineResponse, MoveInfo,
+    ProbeResponse, Problem, SearchStats, Side, Source, TableInfo, TablesResponse,
 };
 
 use crate::model::{Health, RejectedTable};

@@ -541,7 +541,8 @@ async fn tables_name_their_longest_win_and_it_probes_as_one() {
     for table in tables["tables"].as_array().unwrap() {
         let longest = &table["longest_win"];
         let dtw = longest["dtw"].as_u64().unwrap();
-        let (status, _, probed) = get(&format!("/probe?pos={}", percent_encoded(longest["sfen"].as_str().unwrap().as_bytes()))).await;
+        let (status, _, probed) =
+            get(&format!("/probe?pos={}", percent_encoded(longest["sfen"].as_str().unwrap().as_bytes()))).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!((probed["category"].as_str(), probed["dtw"].as_u64()), (Some("win"), Some(dtw)), "{table}");
         let histogram = table["histogram"].as_array().unwrap();

@@ -119,7 +119,8 @@ async fn static_file(State(site): State<Arc<Site>>, Path(file): Path<String>, he
         None => {
             let mut known: Vec<&str> = site.files.keys().copied().collect();
             known.sort_unstable();
-            ApiError::NotFound(format!("no static file named {file:?}; there are: {}", known.join(", "))).into_response()
+            ApiError::NotFound(format!("no static file named {file:?}; there are: {}", known.join(", ")))
+                .into_response()
         }
     }
 }
@@ -137,5 +138,6 @@ fn send(asset: &Asset, request: &HeaderMap) -> Response {
     if super::etag_matches(request, &asset.etag) {
         return (StatusCode::NOT_MODIFIED, headers).into_response();
     }
-    (headers, [(header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type))], asset.body.clone()).into_response()
+    (headers, [(header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type))], asset.body.clone())
+        .into_response()
 }
