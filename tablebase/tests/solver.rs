@@ -116,7 +116,7 @@ fn the_longest_win_example_is_a_win_of_the_longest_distance() {
         let material: Material = name.parse().unwrap();
         let table = Table::new(solved(name).to_bytes()).unwrap();
         let naive = naive_solve(material);
-        let longest = naive.values().filter_map(|v| matches!(v, Value::Win(_)).then(|| v.dtw().unwrap())).max();
+        let longest = naive.values().filter(|v| matches!(v, Value::Win(_))).map(|v| v.dtw().unwrap()).max();
         let found = table.longest_win();
         assert_eq!(found.as_ref().map(|(dtw, _)| *dtw), longest, "{name}");
         if let Some((dtw, position)) = found {
