@@ -11,7 +11,7 @@ use axum::http::Request;
 use serde_json::Value as Json;
 use shogi4_engine::MaterialIndex;
 use shogi4_server::search::SearchSettings;
-use shogi4_server::{app, AppState, CorsPolicy, Limits};
+use shogi4_server::{app, AppState, CorsPolicy, Limits, TableLoading};
 use shogi4_tablebase::{solve, Silent};
 use tower::ServiceExt;
 
@@ -57,7 +57,10 @@ async fn cli_json_is_the_api_body() {
     let tables = dir.path().to_str().unwrap();
     // A fresh server per request: its searchers then start as cold as the CLI's.
     let get = |uri: String| {
-        let router = app(Arc::new(AppState::load(dir.path(), true, limits()).unwrap()), &CorsPolicy::default());
+        let router = app(
+            Arc::new(AppState::load(dir.path(), TableLoading::default(), limits()).unwrap()),
+            &CorsPolicy::default(),
+        );
         async move {
             let response = router.oneshot(Request::get(uri).body(Body::empty()).unwrap()).await.unwrap();
             let ok = response.status().is_success();

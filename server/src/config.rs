@@ -33,6 +33,10 @@ pub struct Config {
     /// Skip verifying table checksums at start-up.
     #[arg(long, env = "SHOGI4_SKIP_CHECKSUMS")]
     pub skip_checksums: bool,
+    /// MiB of tables held as private in-memory copies (smallest first), immune to anything done
+    /// to their files; tables beyond it are served from their files, mapped and guarded.
+    #[arg(long, env = "SHOGI4_COPY_BUDGET_MB", default_value_t = 2048)]
+    pub copy_budget_mb: u64,
     /// Allowed CORS origins, comma-separated, or `*` for any.
     #[arg(long, env = "SHOGI4_CORS_ORIGINS", default_value = "*")]
     pub cors_origins: String,
@@ -115,6 +119,11 @@ pub enum LogFormat {
 }
 
 impl Config {
+    /// How tables are read in.
+    pub fn table_loading(&self) -> crate::TableLoading {
+        crate::TableLoading { verify_checksums: !self.skip_checksums, copy_budget: self.copy_budget_mb << 20 }
+    }
+
     /// How connections are bounded.
     pub fn connection_limits(&self) -> ConnectionLimits {
         ConnectionLimits {

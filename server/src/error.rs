@@ -50,6 +50,13 @@ pub enum ApiError {
         /// Tokens left now.
         remaining: u32,
     },
+    /// The table's file is served mapped and changed after it was verified (503).
+    TableChanged {
+        /// The table's closed game.
+        material: shogi4_engine::Material,
+        /// What changed.
+        reason: String,
+    },
     /// Our own fault (500).
     Internal(String),
 }
@@ -73,7 +80,9 @@ impl ApiError {
             ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Overloaded | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Timeout | ApiError::SearchBusy | ApiError::BeingSolved(_) => StatusCode::SERVICE_UNAVAILABLE,
+            ApiError::Timeout | ApiError::SearchBusy | ApiError::BeingSolved(_) | ApiError::TableChanged { .. } => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -135,6 +144,18 @@ impl ApiError {
                     format!("the {material} table is being solved on this server right now; retry in a few seconds"),
                 )
             },
+            ApiError::TableChanged { material, reason } => Problem {
+                material: Some(material.to_string()),
+                ..Problem::new(
+                    "table-changed",
+                    "This table's file changed on the server",
+                    status,
+                    format!(
+                        "the {material} table is served from its file, and {reason}; no answer is given from bytes \
+                         that were not verified. The operator must restore the file and reload the tables"
+                    ),
+                )
+            },
             ApiError::SearchBusy => Problem::new(
                 "search-busy",
                 "Every search worker is busy",
@@ -165,6 +186,9 @@ impl IntoResponse for ApiError {
             }
             ApiError::BeingSolved(_) => {
                 response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            }
+            ApiError::TableChanged { .. } => {
+                response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("60"));
             }
             ApiError::RateLimited { retry_after, limit, remaining, .. } => {
                 let seconds = retry_after.as_secs() + u64::from(retry_after.subsec_nanos() > 0);

@@ -7,6 +7,7 @@
 
 pub mod config;
 pub mod error;
+mod guard;
 mod metrics;
 pub mod model;
 pub mod openapi;
@@ -41,6 +42,7 @@ use utoipa_swagger_ui::SwaggerUi;
 pub use error::ApiError;
 pub use shogi4_api::Problem;
 pub use state::AppState;
+pub use tables::TableLoading;
 
 /// What one request may cost.
 #[derive(Clone, Debug)]

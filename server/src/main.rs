@@ -46,7 +46,7 @@ fn run(config: Config) -> Result<(), String> {
     let cors_policy = config.cors_policy()?;
     let limits = config.limits()?;
     std::fs::create_dir_all(&config.tables).map_err(|e| format!("cannot create {}: {e}", config.tables.display()))?;
-    let state = AppState::load(&config.tables, !config.skip_checksums, limits)
+    let state = AppState::load(&config.tables, config.table_loading(), limits)
         .map_err(|e| format!("cannot read tables: {e}"))?;
     tracing::info!(tables = state.tables().tables.len(), dir = %config.tables.display(), "tables loaded");
     let state = match config.proof_store_path() {

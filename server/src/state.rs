@@ -12,7 +12,7 @@ use shogi4_tablebase::{ProbeError, TableError};
 
 use crate::rate_limit::RateLimit;
 use crate::search::SearchService;
-pub use crate::tables::{ServedTable, TableSet};
+pub use crate::tables::{ServedTable, TableLoading, TableSet};
 use crate::Limits;
 
 /// What every handler reads.
@@ -20,9 +20,9 @@ pub struct AppState {
     /// The tables served now. A request takes the set once and keeps it to the end, so a
     /// reload never changes tables under a request.
     tables: RwLock<Arc<TableSet>>,
-    /// Where the tables come from, and whether their checksums are verified on load.
+    /// Where the tables come from, and how they are read in.
     dir: PathBuf,
-    verify: bool,
+    loading: TableLoading,
     /// Renders `/metrics`.
     pub metrics: PrometheusHandle,
     /// What one request may cost.
@@ -47,14 +47,14 @@ pub struct Solving {
 impl AppState {
     /// Reads and checks every table in `dir` (see [`TableSet::load`]); tables that fail are
     /// logged and left out.
-    pub fn load(dir: &Path, verify_checksums: bool, limits: Limits) -> Result<AppState, TableError> {
-        let set = TableSet::load(dir, verify_checksums, None)?;
+    pub fn load(dir: &Path, loading: TableLoading, limits: Limits) -> Result<AppState, TableError> {
+        let set = TableSet::load(dir, loading, None)?;
         let search = Arc::new(SearchService::new(limits.search.clone(), None));
         let rate = RateLimit::new(limits.rate.clone());
         Ok(AppState {
             tables: RwLock::new(Arc::new(set)),
             dir: dir.to_path_buf(),
-            verify: verify_checksums,
+            loading,
             metrics: crate::metrics::handle(),
             limits,
             search,
@@ -67,6 +67,11 @@ impl AppState {
     pub fn with_proof_store(mut self, store: ProofStore) -> AppState {
         self.search = Arc::new(SearchService::new(self.limits.search.clone(), Some(store)));
         self
+    }
+
+    /// The tables directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
     }
 
     /// The tables served now.
@@ -105,7 +110,7 @@ impl AppState {
     /// they are, new and changed ones copied and verified. On failure the old set stays.
     pub fn reload(&self) -> Result<Arc<TableSet>, TableError> {
         let current = self.tables();
-        let set = Arc::new(TableSet::load(&self.dir, self.verify, Some(&current))?);
+        let set = Arc::new(TableSet::load(&self.dir, self.loading, Some(&current))?);
         *self.tables.write().expect("not poisoned") = Arc::clone(&set);
         Ok(set)
     }

@@ -2,13 +2,23 @@
 //! (`SIGHUP`): requests in flight finish on the set they started with, new ones see the new
 //! set.
 //!
-//! A served table is never the file itself. Each file is read into private anonymous memory
-//! (a read-only anonymous mapping) and its checksum verified on that copy; what is served is
-//! the copy. So whatever later happens to the file (truncated, overwritten in place, deleted,
-//! replaced), the server neither dies of a vanished page (the SIGBUS of a shrunk mapped file)
-//! nor serves a byte it did not verify. The cost is memory: every served table is resident
-//! (131 MB for the default set, 525 MB for KKCFRT; the kernel may swap it), and a read at load
-//! time (about a second per GB).
+//! Tables are held in one of two ways, smallest first until the copy budget
+//! (`--copy-budget-mb`) is spent:
+//!
+//! - **A private copy.** The file is read into private anonymous memory (a read-only
+//!   anonymous mapping) and its checksum verified on that copy; what is served is the copy.
+//!   Whatever later happens to the file (truncated, overwritten in place, deleted, replaced),
+//!   the server neither dies of a vanished page nor serves a byte it did not verify. The cost
+//!   is memory (every such table is resident; the kernel may swap it) and a read at load time
+//!   (about a second per GB).
+//! - **The file, mapped and guarded** ([`crate::guard`]), for tables beyond the budget: the
+//!   page cache holds what is probed, so a table larger than memory can be served. A file
+//!   replaced by rename or deleted keeps serving its verified bytes (the mapping holds the old
+//!   inode). A file truncated or written in place is caught: a lost page is replaced by zeros
+//!   instead of killing the server, and every read is followed by a check of the fault mark
+//!   and the file's size and modification time; a request that may have read changed bytes
+//!   gets a `table-changed` problem instead of an answer, and `/health` says `degraded` until
+//!   the file is restored and the set reloaded.
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -19,12 +29,35 @@ use axum::http::HeaderValue;
 use memmap2::{Mmap, MmapMut};
 use shogi4_api::TableInfo;
 use shogi4_engine::Material;
-use shogi4_tablebase::{Table, TableDir, TableError};
+use shogi4_tablebase::{ProbeError, Table, TableDir, TableError};
+
+use crate::error::ApiError;
+use crate::guard::Guard;
+
+/// How tables are read in: verified or not, and how many bytes may be private copies.
+#[derive(Clone, Copy, Debug)]
+pub struct TableLoading {
+    /// Recompute each table's checksum before serving it.
+    pub verify_checksums: bool,
+    /// Bytes of tables held as private copies; larger sets are partly served from their
+    /// files, mapped and guarded.
+    pub copy_budget: u64,
+}
+
+impl Default for TableLoading {
+    fn default() -> TableLoading {
+        TableLoading { verify_checksums: true, copy_budget: 2 << 30 }
+    }
+}
 
 /// One served table and what a handler needs besides its values.
 pub struct ServedTable {
-    /// The table, over a private sealed copy of its file.
-    pub table: Table<Mmap>,
+    /// How the bytes are held. Declared before the table, so a guard is released before its
+    /// mapping is unmapped.
+    holding: Holding,
+    /// The table, over a private sealed copy of its file or the guarded file mapping; read it
+    /// through [`ServedTable::read`].
+    table: Table<Mmap>,
     /// Its `GET /tables` entry.
     pub info: TableInfo,
     /// `ETag` of every answer from this table: a weak validator from its checksum.
@@ -33,6 +66,45 @@ pub struct ServedTable {
     pub probes: metrics::Counter,
     /// The file it was copied from, as it was then: a reload copies only what changed.
     source: FileIdentity,
+}
+
+/// Where a served table's bytes are.
+enum Holding {
+    /// Private anonymous memory.
+    Copy,
+    /// The file's own mapping.
+    Mapped(Guard),
+}
+
+impl ServedTable {
+    /// Reads the table. When its file is mapped, the read is followed by a check that the
+    /// file has not changed since it was verified, and a change answers a problem instead.
+    pub fn read<T>(&self, read: impl FnOnce(&Table<Mmap>) -> Result<T, ProbeError>) -> Result<T, ApiError> {
+        let result = read(&self.table);
+        self.intact()?;
+        result.map_err(ApiError::from_probe)
+    }
+
+    /// `Ok` unless the table's file is mapped and has changed since it was verified.
+    pub fn intact(&self) -> Result<(), ApiError> {
+        match &self.holding {
+            Holding::Copy => Ok(()),
+            Holding::Mapped(guard) => guard.check().map_err(|changed| {
+                let material = self.table.header().material;
+                tracing::error!(%material, reason = %changed.0, "a mapped table changed on disk");
+                ApiError::TableChanged { material, reason: changed.0 }
+            }),
+        }
+    }
+
+    /// Whether the table is served from a private copy (else from its mapped file).
+    pub fn is_copy(&self) -> bool {
+        matches!(self.holding, Holding::Copy)
+    }
+
+    fn bytes(&self) -> u64 {
+        self.table.size()
+    }
 }
 
 /// What tells one version of a file from another without reading it.
@@ -68,13 +140,20 @@ pub struct TableSet {
 }
 
 impl TableSet {
-    /// Reads every table of `dir` into a new set. Tables whose file is unchanged since
-    /// `previous` was read are taken over as they are; the others are copied and checked
-    /// (the checksum too, when `verify`).
-    pub fn load(dir: &Path, verify: bool, previous: Option<&TableSet>) -> Result<TableSet, TableError> {
+    /// Reads every table of `dir` into a new set, smallest first: private copies while the
+    /// copy budget lasts, guarded mappings after. Tables whose file is unchanged since
+    /// `previous` was read are taken over as they are; the others are read and checked (the
+    /// checksum too, when `loading.verify_checksums`).
+    pub fn load(dir: &Path, loading: TableLoading, previous: Option<&TableSet>) -> Result<TableSet, TableError> {
         let mut set = TableSet::default();
+        let mut files = Vec::new();
         for path in TableDir::new(dir).files()? {
             let identity = FileIdentity::of(&path).map_err(|e| TableError::Io(path.clone(), e))?;
+            files.push((path, identity));
+        }
+        files.sort_by_key(|(path, identity)| (identity.size, path.clone()));
+        let mut copied = 0u64;
+        for (path, identity) in files {
             // The same file under the same name: a renamed file must pass the name check again.
             let unchanged = previous.and_then(|p| {
                 p.tables
@@ -83,10 +162,16 @@ impl TableSet {
             });
             let served = match unchanged {
                 Some(table) => Ok(Arc::clone(table)),
-                None => serve_copy(&path, identity, verify).map(Arc::new),
+                None if copied + identity.size <= loading.copy_budget => {
+                    serve_copy(&path, identity, loading.verify_checksums).map(Arc::new)
+                }
+                None => serve_mapped(&path, identity, loading.verify_checksums).map(Arc::new),
             };
             match served {
                 Ok(table) => {
+                    if table.is_copy() {
+                        copied += table.bytes();
+                    }
                     set.tables.insert(table.table.header().material, table);
                 }
                 Err(error) => {
@@ -97,12 +182,43 @@ impl TableSet {
         }
         Ok(set)
     }
+
+    /// Served tables whose mapped file changed since it was verified, with the reason.
+    pub fn changed(&self) -> Vec<(Material, String)> {
+        self.tables
+            .iter()
+            .filter_map(|(material, table)| match table.intact() {
+                Err(ApiError::TableChanged { reason, .. }) => Some((*material, reason)),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 /// Copies a table file into sealed memory, checks the copy, and prepares it for serving.
 fn serve_copy(path: &Path, identity: FileIdentity, verify: bool) -> Result<ServedTable, TableError> {
+    let bytes = private_copy(path).map_err(|e| TableError::Io(path.to_path_buf(), e))?;
+    prepare(path, identity, verify, bytes, Holding::Copy)
+}
+
+/// Maps a table file under guard, checks it, and prepares it for serving.
+fn serve_mapped(path: &Path, identity: FileIdentity, verify: bool) -> Result<ServedTable, TableError> {
     let io = |e| TableError::Io(path.to_path_buf(), e);
-    let bytes = private_copy(path).map_err(io)?;
+    let (map, guard) = Guard::map(std::fs::File::open(path).map_err(io)?).map_err(io)?;
+    let served = prepare(path, identity, verify, map, Holding::Mapped(guard))?;
+    // A change while it was being verified.
+    served.intact().map_err(|e| io(std::io::Error::other(e.problem().detail)))?;
+    tracing::info!(file = %path.display(), bytes = served.bytes(), "served from its file (beyond the copy budget)");
+    Ok(served)
+}
+
+fn prepare(
+    path: &Path,
+    identity: FileIdentity,
+    verify: bool,
+    bytes: Mmap,
+    holding: Holding,
+) -> Result<ServedTable, TableError> {
     let table = Table::new(bytes)?;
     TableDir::check_name(path, &table)?;
     let material = table.header().material;
@@ -114,6 +230,7 @@ fn serve_copy(path: &Path, identity: FileIdentity, verify: bool) -> Result<Serve
     // data alone, so it changes exactly when the table does.
     let etag = HeaderValue::from_str(&format!("W/\"{:016x}\"", h.checksum)).expect("ASCII");
     Ok(ServedTable {
+        holding,
         info: TableInfo::new(&table),
         etag,
         probes: crate::metrics::probe_counter(&material.to_string()),

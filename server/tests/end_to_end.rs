@@ -374,3 +374,54 @@ fn missing_tables_are_solved_in_the_background_while_the_server_answers() {
     assert!(tables.get("solving").is_none(), "{tables}");
     assert_eq!(server.get("/probe?pos=k3/4/4/K3_b_CC_1").1["source"], "table");
 }
+
+#[test]
+fn tables_beyond_the_copy_budget_are_served_from_their_files_and_guarded() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    let kkc = solve("KKC".parse().unwrap(), &Silent).table;
+    kkc.write_to_dir(dir).unwrap();
+    solve("KKF".parse().unwrap(), &Silent).table.write_to_dir(dir).unwrap();
+    // A budget of 0: every table is its own file, mapped.
+    let server = Server::start_with(dir, &["--rate-limit", "0", "--copy-budget-mb", "0"]);
+    let pid = server.child.id();
+    let probe = "/probe?pos=k3/4/4/K3_b_C_1";
+    let other = "/probe?pos=k3/4/4/K3_b_F_1";
+    let (status, before) = server.get(probe);
+    assert_eq!((status, before["dtw"].as_u64()), (200, Some(9)));
+    let (_, kkf) = server.get(other);
+
+    // Written in place with other bytes of the same size: refused, never answered from them.
+    let file = dir.join("KKC.s4tb");
+    let size = std::fs::metadata(&file).unwrap().len();
+    std::fs::write(&file, vec![0x55u8; size as usize]).unwrap();
+    let (status, problem) = server.get(probe);
+    assert_eq!((status, problem["type"].as_str()), (503, Some("/problems/table-changed")), "{problem}");
+    assert_eq!(problem["material"], "KKC");
+    let (status, health) = server.get("/health");
+    assert_eq!((status, health["status"].as_str()), (503, Some("degraded")), "{health}");
+    assert!(health["rejected"][0]["file"].as_str().unwrap().ends_with("KKC.s4tb"), "{health}");
+    assert_eq!(server.get(other), (200, kkf.clone()), "the other table is untouched");
+
+    // Restored by rename and reloaded: answers again.
+    kkc.write_to_dir(dir).unwrap();
+    reload_and_wait(&server, &["KKC", "KKF"]);
+    assert_eq!(server.get(probe), (200, before.clone()));
+    assert_eq!(server.get("/health").0, 200);
+
+    // Truncated to nothing: every page of the mapping is gone. Reading one raises SIGBUS,
+    // which must not kill the server; the request gets the problem.
+    std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(0).unwrap();
+    for _ in 0..3 {
+        let (status, problem) = server.get(probe);
+        assert_eq!((status, problem["type"].as_str()), (503, Some("/problems/table-changed")), "{problem}");
+        assert!(problem["detail"].as_str().unwrap().contains("pages lost"), "the fault was caught: {problem}");
+    }
+    let (status, mainline) = server.get("/mainline?pos=k3/4/4/K3_b_C_1");
+    assert_eq!((status, mainline["type"].as_str()), (503, Some("/problems/table-changed")), "{mainline}");
+    assert_eq!(server.get(other), (200, kkf));
+    kkc.write_to_dir(dir).unwrap();
+    reload_and_wait(&server, &["KKC", "KKF"]);
+    assert_eq!(server.get(probe), (200, before));
+    assert_eq!(server.child.id(), pid);
+}

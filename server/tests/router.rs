@@ -10,7 +10,7 @@ use axum::Router;
 use serde_json::Value as Json;
 use shogi4_server::rate_limit::RateSettings;
 use shogi4_server::search::SearchSettings;
-use shogi4_server::{app, openapi, AppState, CorsPolicy, Limits};
+use shogi4_server::{app, openapi, AppState, CorsPolicy, Limits, TableLoading};
 use shogi4_tablebase::{solve, Silent};
 use tower::ServiceExt;
 
@@ -28,7 +28,7 @@ fn tables_dir() -> &'static PathBuf {
 }
 
 fn router_with(limits: Limits) -> Router {
-    let state = AppState::load(tables_dir(), true, limits).unwrap();
+    let state = AppState::load(tables_dir(), TableLoading::default(), limits).unwrap();
     app(Arc::new(state), &CorsPolicy::default())
 }
 
@@ -262,7 +262,7 @@ async fn a_damaged_table_is_skipped_and_the_rest_served() {
     damaged[last] ^= 1;
     std::fs::write(dir.join("KKC.s4tb"), damaged).unwrap();
     std::fs::write(dir.join("KKF.s4tb"), b"not a table").unwrap();
-    let state = AppState::load(dir, true, limits()).unwrap();
+    let state = AppState::load(dir, TableLoading::default(), limits()).unwrap();
     let names: Vec<String> = state.tables().tables.keys().map(|m| m.to_string()).collect();
     assert_eq!(names, ["KK"]);
     let router = app(Arc::new(state), &CorsPolicy::default());
@@ -281,7 +281,8 @@ async fn a_damaged_table_is_skipped_and_the_rest_served() {
 #[tokio::test]
 async fn health_is_unavailable_without_tables() {
     let empty = tempfile::tempdir().unwrap();
-    let router = app(Arc::new(AppState::load(empty.path(), true, limits()).unwrap()), &CorsPolicy::default());
+    let router =
+        app(Arc::new(AppState::load(empty.path(), TableLoading::default(), limits()).unwrap()), &CorsPolicy::default());
     let (status, _, health) = send(router, Request::get("/health").body(Body::empty()).unwrap()).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(health["status"], "no-tables");
@@ -395,7 +396,7 @@ async fn searches_are_kept_in_the_proof_store_across_restarts() {
     let uri = "/probe?pos=k3/4/4/K3_b_T_1"; // KKT: no table here, proven by search
     let serve = || {
         let (store, _) = shogi4_proofs::ProofStore::open(&path).unwrap();
-        let state = AppState::load(tables_dir(), true, limits()).unwrap().with_proof_store(store);
+        let state = AppState::load(tables_dir(), TableLoading::default(), limits()).unwrap().with_proof_store(store);
         app(Arc::new(state), &CorsPolicy::default())
     };
     let (status, _, first) = send(serve(), Request::get(uri).body(Body::empty()).unwrap()).await;
@@ -454,7 +455,7 @@ async fn request_ids_are_short_tokens_or_ours() {
 
 #[tokio::test]
 async fn a_game_being_solved_is_unavailable_and_health_says_so() {
-    let state = AppState::load(tables_dir(), true, limits()).unwrap();
+    let state = AppState::load(tables_dir(), TableLoading::default(), limits()).unwrap();
     state.set_solving(["KKT".parse().unwrap()].into_iter().collect());
     let router = app(Arc::new(state), &CorsPolicy::default());
     let (status, headers, problem) =

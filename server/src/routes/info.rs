@@ -25,14 +25,19 @@ pub async fn tables(State(state): State<Arc<AppState>>) -> Json<TablesResponse> 
 #[utoipa::path(get, path = "/health", tag = "service",
     responses((status = 200, description = "Ready: every table file in the directory is served.", body = Health),
         (status = 503, description = "Not ready: missing tables still being solved (`solving`, listing them), \
-            no tables (`no-tables`), or some files refused or the solve failed (`degraded`, with each file and \
-            its reason).", body = Health)))]
+            no tables (`no-tables`), or some files refused, a table served from its file changed on disk, or the solve \
+            failed (`degraded`, with each file and its reason).", body = Health)))]
 pub async fn health(State(state): State<Arc<AppState>>) -> (StatusCode, Json<Health>) {
     let set = state.tables();
+    let dir = shogi4_tablebase::TableDir::new(state.dir());
     let rejected: Vec<RejectedTable> = set
         .rejected
         .iter()
         .map(|(path, error)| RejectedTable { file: path.display().to_string(), error: error.clone() })
+        .chain(set.changed().into_iter().map(|(material, reason)| RejectedTable {
+            file: dir.path_of(material).display().to_string(),
+            error: format!("served from its file, which changed after it was verified: {reason}; reload (SIGHUP)"),
+        }))
         .collect();
     let solving = state.solving();
     let status = if !solving.pending.is_empty() {

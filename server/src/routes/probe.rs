@@ -36,7 +36,7 @@ fn cached<T: serde::Serialize>(
 
 /// The probe answer for a position of `table`'s closed game.
 fn probe_in(table: &ServedTable, position: &Position) -> Result<ProbeResponse, ApiError> {
-    let result = table.table.probe(position).map_err(ApiError::from_probe)?;
+    let result = table.read(|t| t.probe(position))?;
     table.probes.increment(1);
     Ok(ProbeResponse::new(position, &result))
 }
@@ -113,8 +113,10 @@ fn answerer<'a>(state: &AppState, set: &'a TableSet, position: &Position) -> Res
         (status = 429, description = "The client's rate limit is spent, or too many requests are in flight \
             (with `Retry-After`; rate limits also with `X-RateLimit-Limit` and `X-RateLimit-Remaining`).",
             body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Every search worker stayed busy for the whole search budget, or the request \
-            timed out (with `Retry-After`).", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Every search worker stayed busy for the whole search budget \
+            (`search-busy`), the request timed out (`timeout`), the position's table is being solved \
+            (`table-being-solved`), or its table is served from a file that changed after it was verified \
+            (`table-changed`); always with `Retry-After`.", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn probe(
@@ -154,8 +156,10 @@ pub async fn probe(
         (status = 422, description = "Illegal position.", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "The client's rate limit is spent (with `Retry-After`).", body = Problem,
             content_type = "application/problem+json"),
-        (status = 503, description = "Every search worker stayed busy for the whole search budget (with \
-            `Retry-After`).", body = Problem, content_type = "application/problem+json"),
+        (status = 503, description = "Every search worker stayed busy for the whole search budget \
+            (`search-busy`), the position's table is being solved (`table-being-solved`), or its table is served \
+            from a file that changed after it was verified (`table-changed`); always with `Retry-After`.",
+            body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn mainline(
@@ -170,7 +174,7 @@ pub async fn mainline(
         Answerer::Table(table) => {
             state.rate.charge(client, cost::TABLE_MAINLINE)?;
             cached(table, &headers, || {
-                let line = table.table.mainline(&position).map_err(ApiError::from_probe)?;
+                let line = table.read(|t| t.mainline(&position))?;
                 table.probes.increment(1);
                 Ok(MainlineResponse::new(&position, &line))
             })
