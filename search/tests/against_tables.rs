@@ -38,7 +38,8 @@ fn proven_values_equal_the_tables_and_unknowns_are_true() {
     let games = ["KKC", "KKF", "KKR", "KKT", "KKCF", "KKCR", "KKFT", "KKRT", "KKCC", "KKCFR", "KKCRT"];
     let tables: Vec<Table<Vec<u8>>> =
         games.par_iter().map(|g| Table::new(solve(g.parse().unwrap(), &Silent).table.to_bytes()).unwrap()).collect();
-    let per_game = sample_size() / games.len();
+    // Rounded up: at least the asked-for number of positions in all.
+    let per_game = sample_size().div_ceil(games.len());
     let (checked, proven, wrong) = tables
         .par_iter()
         .enumerate()
@@ -61,6 +62,7 @@ fn proven_values_equal_the_tables_and_unknowns_are_true() {
             (per_game, proven, wrong)
         })
         .reduce(|| (0, 0, Vec::new()), |a, b| (a.0 + b.0, a.1 + b.1, [a.2, b.2].concat()));
+    assert!(checked >= sample_size(), "{checked} positions checked");
     assert!(wrong.is_empty(), "{} of {checked} wrong, e.g. {:?}", wrong.len(), &wrong[..wrong.len().min(5)]);
     // The search must prove a good share, or the check above is empty.
     assert!(proven * 2 > checked, "only {proven} of {checked} proven");

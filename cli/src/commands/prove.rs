@@ -1,12 +1,20 @@
-//! `shogi4 prove`: fills the proof store with the first plies of the real game. Positions are
-//! taken breadth-first from the start (each distinct position once, nearest first), each is
-//! searched within the budget, and what it established is committed at once; positions the
-//! store already knows are skipped, so an interrupted run resumes where it stopped.
+//! `shogi4 prove`: fills the proof store with the first plies of the real game, best-first.
+//!
+//! Each position within `plies` of the start is analysed once: its own outcome and every
+//! move's are searched within the budget, and what they established is committed at once
+//! (the position's outcome, and the proven outcomes of its children within reach). The order
+//! is best-first: a position's priority is how far the line to it strays from the search's
+//! best moves (the sum of each move's rank among its siblings, 0 for the best), then its
+//! ply. So the lines that best play follows are proven first, and an interrupted run has done
+//! the most useful part. Positions the store already knows are not searched again (their
+//! children are still explored), so a second run resumes where the first stopped.
 
-use std::collections::HashSet;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::Path;
 
 use serde_json::json;
+use shogi4_engine::Position;
 use shogi4_proofs::{Opened, ProofStore};
 use shogi4_search::{Limits, Outcome, Search};
 
@@ -26,54 +34,90 @@ pub fn run(
     if let Opened::Rebuilt(aside) = opened {
         eprintln!("shogi4: {} was damaged: moved to {}, starting afresh", store_path.display(), aside.display());
     }
-    // The positions within `plies` of the start, each once, nearest first.
-    let mut seen = HashSet::from([start.key()]);
-    let mut frontier = vec![start];
-    let mut positions = vec![start];
-    for _ in 0..plies {
-        let mut next = Vec::new();
-        for position in &frontier {
-            for &mv in position.legal_moves().iter() {
-                if position.captures_royal(mv) {
-                    continue;
-                }
-                let child = position.play_unchecked(mv);
-                if seen.insert(child.key()) {
-                    next.push(child);
-                }
+    let nearest = nearest_plies(&start, plies);
+    let bar = Bar::new();
+    shogi4_tablebase::Progress::phase(&bar, "prove", nearest.len() as u64);
+    let mut search = Search::new(table_bytes);
+    let (mut searched, mut proven, mut nodes) = (0u64, 0u64, 0u64);
+    let mut done = HashSet::new();
+    // (stray, ply, sequence number): the sequence keeps the order deterministic among equals.
+    let mut queue = BinaryHeap::from([Reverse((0u32, 0u32, 0u64))]);
+    let mut pending = vec![start];
+    while let Some(Reverse((stray, _, id))) = queue.pop() {
+        let position = pending[id as usize];
+        if !done.insert(position.key()) {
+            continue;
+        }
+        // Its nearest ply decides how far on to go, whatever line reached it first.
+        let ply = nearest[&position.key()];
+        let children: Vec<Position> = if store.get(position.key())?.is_some() {
+            // Known: explore on, in move-generation order, without searching again.
+            let moves = position.legal_moves();
+            moves.iter().filter(|&&mv| !position.captures_royal(mv)).map(|&mv| position.play_unchecked(mv)).collect()
+        } else {
+            let analysis = search.analyse(&position, limits);
+            nodes += analysis.nodes;
+            searched += 1;
+            proven += u64::from(matches!(analysis.outcome, Outcome::Proven(_)));
+            let mut facts = vec![(position.key(), analysis.outcome)];
+            if ply < plies {
+                facts.extend(analysis.moves.iter().filter_map(|m| {
+                    let child = m.result?;
+                    let after = m.outcome.after_move();
+                    matches!(after, Outcome::Proven(_)).then(|| (child.key(), after))
+                }));
+            }
+            store.record(&facts)?;
+            analysis.moves.iter().filter_map(|m| m.result).collect()
+        };
+        shogi4_tablebase::Progress::advance(&bar, 1);
+        if ply == plies {
+            continue;
+        }
+        for (rank, child) in children.into_iter().enumerate() {
+            if !done.contains(&child.key()) {
+                queue.push(Reverse((stray + rank as u32, nearest[&child.key()], pending.len() as u64)));
+                pending.push(child);
             }
         }
-        positions.extend_from_slice(&next);
-        frontier = next;
-    }
-    let known = store.get_many(&positions.iter().map(|p| p.key()).collect::<Vec<_>>())?;
-    let todo: Vec<_> = positions.iter().zip(&known).filter(|(_, k)| k.is_none()).map(|(p, _)| *p).collect();
-    let bar = Bar::new();
-    shogi4_tablebase::Progress::phase(&bar, "prove", todo.len() as u64);
-    let mut search = Search::new(table_bytes);
-    let (mut proven, mut nodes) = (0u64, 0u64);
-    for position in &todo {
-        let report = search.prove(position, limits);
-        nodes += report.nodes;
-        proven += u64::from(matches!(report.outcome, Outcome::Proven(_)));
-        store.record(&[(position.key(), report.outcome)])?;
-        shogi4_tablebase::Progress::advance(&bar, 1);
     }
     shogi4_tablebase::Progress::finish_phase(&bar);
-    let skipped = positions.len() - todo.len();
+    let positions = done.len() as u64;
+    debug_assert_eq!(positions, nearest.len() as u64);
+    let skipped = positions - searched;
     if json {
         println!(
             "{}",
-            json!({ "positions": positions.len(), "skipped": skipped, "searched": todo.len(), "proven": proven,
+            json!({ "positions": positions, "skipped": skipped, "searched": searched, "proven": proven,
                     "nodes": nodes, "records": store.len()? })
         );
     } else {
         println!(
-            "{} positions within {plies} plies: {skipped} already known, {} searched, {proven} proven ({nodes} nodes); the store holds {} records",
-            positions.len(),
-            todo.len(),
+            "{positions} positions within {plies} plies: {skipped} already known, {searched} searched, {proven} proven \
+             ({nodes} nodes); the store holds {} records",
             store.len()?
         );
     }
     Ok(())
+}
+
+/// The distinct positions within `plies` of `start`, by key, with the fewest plies that reach
+/// each.
+fn nearest_plies(start: &Position, plies: u32) -> HashMap<u128, u32> {
+    let mut seen = HashMap::from([(start.key(), 0)]);
+    let mut frontier = vec![*start];
+    for ply in 1..=plies {
+        let mut next = Vec::new();
+        for position in &frontier {
+            for &mv in position.legal_moves().iter().filter(|&&mv| !position.captures_royal(mv)) {
+                let child = position.play_unchecked(mv);
+                if let std::collections::hash_map::Entry::Vacant(entry) = seen.entry(child.key()) {
+                    entry.insert(ply);
+                    next.push(child);
+                }
+            }
+        }
+        frontier = next;
+    }
+    seen
 }
