@@ -22,7 +22,7 @@
 //! The size of a block depends on the royal pair only through how many royals stand on far
 //! ranks (its *class*), which keeps the offset tables small even for the full game.
 
-use crate::{Bitboard, ByColor, Color, Hand, Kind, Material, Move, Piece, Position, Square};
+use crate::{Bitboard, ByColor, Color, Hand, Kind, Material, Move, Piece, Position, Square, UnMove};
 
 const fn binomial_table() -> [[u64; 17]; 17] {
     let mut t = [[0u64; 17]; 17];
@@ -239,6 +239,24 @@ impl View {
         self.occupied |= 1 << square.index();
     }
 
+    /// Mirrors the view (files a↔d, b↔c): the orientation for a mover's royal that moved to
+    /// the other half of the board.
+    fn mirror(&mut self) {
+        self.xor ^= 3;
+        let mirror = |s: Square| Square::from_index(s.index() as u8 ^ 3);
+        self.a = mirror(self.a);
+        self.b = mirror(self.b);
+        let mut canonical = [0u8; 16];
+        let mut occupied = 0u16;
+        for square in Bitboard(self.occupied) {
+            let to = square.index() ^ 3;
+            canonical[to] = self.canonical[square.index()];
+            occupied |= 1 << to;
+        }
+        self.canonical = canonical;
+        self.occupied = occupied;
+    }
+
     /// Takes the non-royal piece off a canonical square.
     #[inline]
     fn take(&mut self, square: Square) {
@@ -278,6 +296,47 @@ impl Children<'_> {
             Move::Drop { kind, to } => view.put(view.canon(to), kind, piece_state(false, false)),
         }
         // The children's mover hand is the parent's opponent's, which the move leaves alone.
+        self.index.index_of_view(&view)
+    }
+}
+
+/// The predecessors of one position, indexed un-move by un-move: see
+/// [`MaterialIndex::parents_of`].
+pub struct Parents<'a> {
+    index: &'a MaterialIndex,
+    /// The child in the predecessors' orientation (their side to move is the child's opponent).
+    view: View,
+}
+
+impl Parents<'_> {
+    /// The slot of the predecessor an un-move of the child leads back to:
+    /// `index_of(&child.before(unmove))`, without building that position.
+    pub fn index_before(&self, unmove: &UnMove) -> u64 {
+        let mut view = self.view;
+        match unmove.mv {
+            Move::Board { from, to, .. } => {
+                if unmove.piece.kind == Kind::Royal {
+                    // The mover's royal goes back: if that crosses the mirror line, the
+                    // canonical orientation mirrors with it.
+                    if (from.index() as u8 ^ view.xor) & 3 >= 2 {
+                        view.mirror();
+                    }
+                    view.a = view.canon(from);
+                } else {
+                    view.take(view.canon(to));
+                    view.put(view.canon(from), unmove.piece.kind, piece_state(true, unmove.piece.promoted));
+                }
+                let target = view.canon(to);
+                if let Some(captured) = unmove.captured {
+                    view.put(target, captured.kind, piece_state(false, captured.promoted));
+                    view.mover_hand[captured.kind.hand_index().expect("a royal is never captured back")] -= 1;
+                }
+            }
+            Move::Drop { kind, to } => {
+                view.take(view.canon(to));
+                view.mover_hand[kind.hand_index().expect("royals are not dropped")] += 1;
+            }
+        }
         self.index.index_of_view(&view)
     }
 }
@@ -483,6 +542,14 @@ impl MaterialIndex {
     pub fn children_of<'a>(&'a self, parent: &'a Position) -> Children<'a> {
         debug_assert_eq!(parent.material(), self.material, "position of another closed game");
         Children { index: self, parent, view: View::new(parent, !parent.turn) }
+    }
+
+    /// Indexes the predecessors of `child` (the positions before each of its un-moves) by
+    /// applying each un-move to one shared view of the child, without building them: the
+    /// retrograde solver's inner loop.
+    pub fn parents_of(&self, child: &Position) -> Parents<'_> {
+        debug_assert_eq!(child.material(), self.material, "position of another closed game");
+        Parents { index: self, view: View::new(child, !child.turn) }
     }
 
     /// The slot of a position seen in its canonical orientation.

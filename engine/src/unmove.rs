@@ -6,15 +6,37 @@
 //! square `to` either arrived there by a board move (a step, or a jump over a friendly piece
 //! still standing in between), possibly promoting on the far rank and possibly capturing a
 //! piece whose base kind is now in its hand, or it was dropped (unpromoted pieces only).
+//!
+//! [`Position::unmoves`] describes each way back as an [`UnMove`] without building the
+//! predecessor, so that the index can fold it from a shared view of the position
+//! ([`crate::MaterialIndex::parents_of`]); [`Position::before`] builds it when it is wanted.
 
 use crate::movegen::landing;
 use crate::{Bitboard, Direction, Kind, Move, Piece, Position, Square};
+
+/// One way a position can have been reached: the move, the piece that made it as it was
+/// before, and the piece it captured (which the un-move puts back on the target square).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UnMove {
+    /// The move, as the predecessor's side to move played it.
+    pub mv: Move,
+    /// The moving or dropped piece before the move (unpromoted if the move promoted it).
+    pub piece: Piece,
+    /// What stood on the target square before a capturing board move.
+    pub captured: Option<Piece>,
+}
 
 impl Position {
     /// Calls `visit(predecessor, move)` for every legal position `predecessor` and legal move
     /// with `predecessor.play_unchecked(move) == *self`. Moves that capture a royal have no
     /// resulting position, so they never appear.
     pub fn for_each_unmove(&self, mut visit: impl FnMut(&Position, Move)) {
+        self.unmoves(|unmove| visit(&self.before(&unmove), unmove.mv));
+    }
+
+    /// Calls `visit` with every un-move of this position: the same pairs as
+    /// [`Position::for_each_unmove`], in the same order, described instead of built.
+    pub fn unmoves(&self, mut visit: impl FnMut(UnMove)) {
         let them = !self.turn; // the side that just moved
         let own = self.occupied[them];
         let empty = !self.occupied();
@@ -35,58 +57,59 @@ impl Position {
                     if !prior.promoted && prior.kind != Kind::Royal && from.is_far_rank_for(them) {
                         continue; // an unpromoted piece never stands on its far rank
                     }
-                    self.unmove_board(prior, from, to, promotes, &mut visit);
+                    self.board_unmoves(prior, from, to, promotes, &mut visit);
                 }
             }
             if !piece.promoted && piece.kind != Kind::Royal {
-                let mut pred = *self;
-                pred.board[to.index()] = None;
-                pred.occupied[them] ^= Bitboard::from_square(to);
-                pred.hands[them].add(piece.kind);
-                pred.turn = them;
-                visit(&pred, Move::Drop { kind: piece.kind, to });
+                visit(UnMove { mv: Move::Drop { kind: piece.kind, to }, piece, captured: None });
             }
         }
     }
 
-    /// Predecessors where `prior` moved from `from` to `to`: without a capture, and with each
+    /// Un-moves where `prior` moved from `from` to `to`: without a capture, and with each
     /// capture the mover's hand allows (the captured piece in each state it could have had).
-    fn unmove_board(
-        &self,
-        prior: Piece,
-        from: Square,
-        to: Square,
-        promotes: bool,
-        visit: &mut impl FnMut(&Position, Move),
-    ) {
-        let them = !self.turn;
-        let us = self.turn;
+    fn board_unmoves(&self, prior: Piece, from: Square, to: Square, promotes: bool, visit: &mut impl FnMut(UnMove)) {
         let mv = Move::Board { from, to, promotes };
-        let mut pred = *self;
-        pred.board[from.index()] = Some(prior);
-        pred.board[to.index()] = None;
-        pred.occupied[them] ^= Bitboard::from_square(from) | Bitboard::from_square(to);
-        if prior.kind == Kind::Royal {
-            pred.royals[them] = from;
-        }
-        pred.turn = them;
-        visit(&pred, mv);
-        let hand = self.hands[them];
+        visit(UnMove { mv, piece: prior, captured: None });
+        let hand = self.hands[!self.turn];
         for kind in Kind::HAND_KINDS {
             if hand.count(kind) == 0 {
                 continue;
             }
-            let mut captured = pred;
-            captured.hands[them].remove(kind);
-            captured.occupied[us] |= Bitboard::from_square(to);
             for promoted in [false, true] {
-                if !promoted && to.is_far_rank_for(us) {
+                if !promoted && to.is_far_rank_for(self.turn) {
                     continue;
                 }
-                captured.board[to.index()] = Some(Piece::new(us, kind, promoted));
-                visit(&captured, mv);
+                visit(UnMove { mv, piece: prior, captured: Some(Piece::new(self.turn, kind, promoted)) });
             }
         }
+    }
+
+    /// The predecessor an un-move of this position leads back to.
+    pub fn before(&self, unmove: &UnMove) -> Position {
+        let them = !self.turn;
+        let mut pred = *self;
+        pred.turn = them;
+        match unmove.mv {
+            Move::Drop { kind, to } => {
+                pred.board[to.index()] = None;
+                pred.occupied[them] ^= Bitboard::from_square(to);
+                pred.hands[them].add(kind);
+            }
+            Move::Board { from, to, .. } => {
+                pred.board[from.index()] = Some(unmove.piece);
+                pred.board[to.index()] = unmove.captured;
+                pred.occupied[them] ^= Bitboard::from_square(from) | Bitboard::from_square(to);
+                if unmove.piece.kind == Kind::Royal {
+                    pred.royals[them] = from;
+                }
+                if let Some(captured) = unmove.captured {
+                    pred.hands[them].remove(captured.kind);
+                    pred.occupied[self.turn] |= Bitboard::from_square(to);
+                }
+            }
+        }
+        pred
     }
 }
 

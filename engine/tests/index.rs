@@ -161,3 +161,20 @@ fn children_are_indexed_as_if_built() {
         }
     }
 }
+
+#[test]
+fn parents_are_indexed_as_if_built() {
+    let mut indexes = std::collections::HashMap::new();
+    let mut checked = 0;
+    for position in sample_positions(100_000, 6) {
+        let index = indexes.entry(position.material()).or_insert_with(|| MaterialIndex::new(position.material()));
+        let parents = index.parents_of(&position);
+        position.unmoves(|unmove| {
+            let built = position.before(&unmove);
+            assert_eq!(built.play_unchecked(unmove.mv), position, "{position}: {unmove:?} is not an un-move");
+            assert_eq!(parents.index_before(&unmove), index.index_of(&built), "{position} {unmove:?}");
+            checked += 1;
+        });
+    }
+    assert!(checked > 1_000_000, "{checked} un-moves");
+}

@@ -9,7 +9,7 @@
 //!    if none is left it is a loss in 2. Level 1 then has nothing to do, which saves walking the
 //!    predecessors of most slots (56% of `KKCFRT` are wins in 1).
 //! 2. **Levels**: for `n = 0, 1, 2, …` the slots decided at distance `n` are walked, and each
-//!    predecessor (un-move, then the index folds it) is updated. If the slot is a loss in `n`,
+//!    predecessor (un-move, indexed from the slot's own view: `parents_of`) is updated. If the slot is a loss in `n`,
 //!    an undecided predecessor becomes a win in `n + 1` (the first level that reaches it is the
 //!    shortest win). If it is a win in `n`, the predecessor's counter drops by one; at zero all
 //!    its moves lead to wins for the opponent, the last of them at `n`, so it is a loss in
@@ -126,11 +126,13 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
     };
     let retro = |slot: u64, n: u32| -> u64 {
         let position = index.position_at(slot);
-        // Gather the predecessors' slots and prefetch their bytes first, so that the cache
+        // Each predecessor is indexed from one shared view of the position and the un-move,
+        // never built. Gather their slots and prefetch their bytes first, so that the cache
         // misses of the updates below overlap instead of following one another.
+        let parents = index.parents_of(&position);
         let mut predecessors = ArrayVec::<u64, MAX_UNMOVES>::new();
-        position.for_each_unmove(|predecessor, _| {
-            let p = index.index_of(predecessor);
+        position.unmoves(|unmove| {
+            let p = parents.index_before(&unmove);
             prefetch(&values[p as usize]);
             if !n.is_multiple_of(2) {
                 prefetch(&counters[p as usize]);
