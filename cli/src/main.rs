@@ -62,6 +62,14 @@ enum Command {
         /// (bytes, or 512M, 20G, …; default: what the system has available).
         #[arg(long, value_parser = commands::solve::parse_size)]
         max_memory: Option<u64>,
+        /// Keep a checkpoint beside each table while it is solved, and resume from one that an
+        /// interrupted run left (a checkpoint of another game, format or build is refused).
+        #[arg(long)]
+        resume: bool,
+        /// With --resume: least seconds between two checkpoints (each is taken after a level;
+        /// 0: after every level).
+        #[arg(long, default_value_t = 60, requires = "resume")]
+        checkpoint_secs: u64,
         /// Worker threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
@@ -233,9 +241,21 @@ fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
         Command::Perft { depth, pos, json } => commands::perft::run(&pos, depth, json),
         Command::Count { material, json } => commands::count::run(&material, json),
-        Command::Solve { materials, all, max_pieces, out, missing, max_memory, threads, json } => {
+        Command::Solve {
+            materials,
+            all,
+            max_pieces,
+            out,
+            missing,
+            max_memory,
+            resume,
+            checkpoint_secs,
+            threads,
+            json,
+        } => {
             let selection = commands::solve::Selection { materials, all_up_to: max_pieces.filter(|_| all) };
-            with_threads(threads, || commands::solve::run(selection, &out, missing, max_memory, json))
+            let checkpoints = resume.then(|| std::time::Duration::from_secs(checkpoint_secs));
+            with_threads(threads, || commands::solve::run(selection, &out, missing, max_memory, checkpoints, json))
         }
         Command::Bench { material, threads, json } => with_threads(threads, || commands::solve::bench(&material, json)),
         Command::Audit { paths, threads, json } => with_threads(threads, || commands::audit::run(&paths, json)),

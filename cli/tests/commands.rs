@@ -161,3 +161,38 @@ fn a_game_too_big_for_the_memory_is_refused_before_anything_is_written() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("needs about"));
     assert!(shogi4(&["solve", "KK", "--out", out, "--max-memory", "1G"]).status.success());
 }
+
+/// `shogi4 solve --resume` killed with SIGKILL mid-solve resumes from its checkpoint and
+/// writes the same bytes as an uninterrupted solve; a checkpoint of another game is refused.
+#[test]
+fn solve_resumes_after_kill_9_to_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let args = ["solve", "KKCFR", "--out", out, "--resume", "--checkpoint-secs", "0", "--threads", "1"];
+    let checkpoint = dir.path().join(".KKCFR.s4tb.checkpoint");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4")).args(args).spawn().unwrap();
+    let started = std::time::Instant::now();
+    while !checkpoint.exists() {
+        assert!(started.elapsed().as_secs() < 120, "no checkpoint appeared");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(!dir.path().join("KKCFR.s4tb").exists(), "the solve finished before the kill");
+    assert!(checkpoint.exists());
+
+    let output = shogi4(&args);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(!checkpoint.exists(), "the checkpoint is removed once the table is written");
+    let straight = shogi4_tablebase::solve("KKCFR".parse().unwrap(), &shogi4_tablebase::Silent).table.to_bytes();
+    assert!(std::fs::read(dir.path().join("KKCFR.s4tb")).unwrap() == straight, "resumed table differs");
+
+    // Another game's checkpoint in KKCF's place: refused, with the reason, and nothing written.
+    std::fs::write(dir.path().join(".KKCF.s4tb.checkpoint"), b"S4CKPT\0\x01 not this one").unwrap();
+    let output = shogi4(&["solve", "KKCF", "--out", out, "--resume"]);
+    assert_eq!(output.status.code(), Some(1));
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(message.contains(".KKCF.s4tb.checkpoint") && message.contains("delete it"), "{message}");
+    assert!(!dir.path().join("KKCF.s4tb").exists());
+}

@@ -118,7 +118,9 @@ fn solve_missing_in_background(config: &Config, state: Arc<AppState>) {
     std::thread::spawn(move || {
         let total = pending.len();
         let mut done = 0;
-        let result = store.solve(&pending, SolveMode::All, None, &LogProgress::default(), |event| {
+        // Checkpointed: a restart in the middle of a long solve resumes it.
+        let checkpoints = Some(std::time::Duration::from_secs(60));
+        let result = store.solve(&pending, SolveMode::All, None, checkpoints, &LogProgress::default(), |event| {
             if let SolveEvent::Solved(solution, path) = event {
                 done += 1;
                 let material = solution.table.material;

@@ -191,6 +191,8 @@ pub enum TableError {
         /// Bytes allowed (`--max-memory`, or what the system has available).
         limit: u64,
     },
+    /// A solve's checkpoint cannot be resumed from.
+    Checkpoint(crate::CheckpointError),
     /// The file's name and the material in its header disagree.
     NameMismatch {
         /// The file.
@@ -257,6 +259,7 @@ impl fmt::Display for TableError {
                     size(*limit)
                 )
             }
+            TableError::Checkpoint(e) => write!(f, "{e}"),
             TableError::NameMismatch { path, header } => {
                 write!(
                     f,
@@ -273,8 +276,15 @@ impl std::error::Error for TableError {
         match self {
             TableError::Io(_, e) => Some(e),
             TableError::Corrupt(e) => Some(e),
+            TableError::Checkpoint(e) => Some(e),
             _ => None,
         }
+    }
+}
+
+impl From<crate::CheckpointError> for TableError {
+    fn from(e: crate::CheckpointError) -> Self {
+        TableError::Checkpoint(e)
     }
 }
 

@@ -16,6 +16,7 @@
 //! ```
 
 mod audit;
+mod checkpoint;
 mod format;
 mod memory;
 mod probe;
@@ -26,11 +27,12 @@ mod table;
 mod value;
 
 pub use audit::{audit, implied_value, AuditReport, Violation, REPORTED_VIOLATIONS};
+pub use checkpoint::{CheckpointError, Checkpoints};
 pub use format::{layout, CorruptValue, Header, SolvedTable, Statistics, TableError, EXTENSION, MAGIC, VERSION};
 pub use memory::{available_memory, solve_memory_needed};
 pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeResult, Tablebase};
 pub use progress::{Progress, Silent};
-pub use solver::{peak_rss_bytes, solve, Solution};
+pub use solver::{peak_rss_bytes, solve, solve_resumable, Solution};
 pub use store::{Loaded, SolveEvent, SolveMode, TableDir, TableStatus};
 pub use table::{open_table, MappedTable, Table};
 pub use value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};

@@ -30,6 +30,7 @@ use arrayvec::ArrayVec;
 use rayon::prelude::*;
 use shogi4_engine::{Material, MaterialIndex};
 
+use crate::checkpoint::{self, CheckpointError, Checkpoints};
 use crate::format::{SolvedTable, Statistics};
 use crate::memory::{advise_huge_pages, prefetch};
 use crate::progress::Progress;
@@ -69,6 +70,17 @@ fn as_atomic(bytes: &mut [u8]) -> &[AtomicU8] {
 
 /// Solves one closed game on the current rayon thread pool.
 pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
+    solve_resumable(material, progress, None).expect("without checkpoints a solve does no I/O")
+}
+
+/// Solves one closed game like [`solve`], and with `checkpoints` also resumes from the
+/// checkpoint there (if any) and writes one after a level whenever `checkpoints.every` has
+/// passed since the last. The table is the same, byte for byte, however often it stopped.
+pub fn solve_resumable(
+    material: Material,
+    progress: &dyn Progress,
+    checkpoints: Option<&Checkpoints>,
+) -> Result<Solution, CheckpointError> {
     let started = Instant::now();
     let index = MaterialIndex::new(material);
     let slots = index.slots();
@@ -76,45 +88,79 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
     let mut counter_bytes = vec![0u8; slots as usize];
     advise_huge_pages(&mut value_bytes);
     advise_huge_pages(&mut counter_bytes);
+    let restored = match checkpoints {
+        Some(c) => checkpoint::read(&c.path, &index, &mut value_bytes)?,
+        None => None,
+    };
     let values = as_atomic(&mut value_bytes);
     let counters = as_atomic(&mut counter_bytes);
     let edges = AtomicU64::new(0);
     let chunks = slots.div_ceil(CHUNK);
     let chunk_range = |c: u64| c * CHUNK..((c + 1) * CHUNK).min(slots);
-
-    progress.phase(&format!("{material}: moves"), slots);
     let wins_in_one = AtomicU64::new(0);
-    (0..chunks).into_par_iter().for_each(|c| {
-        let (mut chunk_edges, mut chunk_wins) = (0, 0);
-        for (slot, position) in chunk_range(c).zip(index.positions_at(chunk_range(c))) {
-            let code = if position.can_capture_royal() {
-                chunk_wins += 1;
-                Value::Win(1).encode()
-            } else {
-                let moves = position.legal_moves();
-                chunk_edges += moves.len() as u64;
-                // Moves into a win in 1 for the opponent are settled here, forward and cheaply,
-                // so level 1 (most of all slots) never has to walk its predecessors.
-                let open = moves.iter().filter(|&&mv| !position.exposes_royal(mv)).count();
-                match (moves.len(), open) {
-                    (0, _) => Value::Loss(0).encode(),
-                    (_, 0) => Value::Loss(2).encode(),
-                    (_, open) => {
-                        counters[slot as usize].store(open as u8, Relaxed);
-                        0
-                    }
-                }
-            };
-            values[slot as usize].store(code, Relaxed);
-        }
-        edges.fetch_add(chunk_edges, Relaxed);
-        wins_in_one.fetch_add(chunk_wins, Relaxed);
-        progress.advance(chunk_range(c).end - chunk_range(c).start);
-    });
-    progress.finish_phase();
-
     // Distances above MAX_INLINE_DTW: the byte says OVERFLOW_CODE, the list has the distance.
     let overflow = Mutex::new(Vec::<(u64, u32)>::new());
+
+    let first_level = match restored {
+        None => {
+            progress.phase(&format!("{material}: moves"), slots);
+            (0..chunks).into_par_iter().for_each(|c| {
+                let (mut chunk_edges, mut chunk_wins) = (0, 0);
+                for (slot, position) in chunk_range(c).zip(index.positions_at(chunk_range(c))) {
+                    let code = if position.can_capture_royal() {
+                        chunk_wins += 1;
+                        Value::Win(1).encode()
+                    } else {
+                        let moves = position.legal_moves();
+                        chunk_edges += moves.len() as u64;
+                        // Moves into a win in 1 for the opponent are settled here, forward and
+                        // cheaply, so level 1 (most of all slots) never walks its predecessors.
+                        let open = moves.iter().filter(|&&mv| !position.exposes_royal(mv)).count();
+                        match (moves.len(), open) {
+                            (0, _) => Value::Loss(0).encode(),
+                            (_, 0) => Value::Loss(2).encode(),
+                            (_, open) => {
+                                counters[slot as usize].store(open as u8, Relaxed);
+                                0
+                            }
+                        }
+                    };
+                    values[slot as usize].store(code, Relaxed);
+                }
+                edges.fetch_add(chunk_edges, Relaxed);
+                wins_in_one.fetch_add(chunk_wins, Relaxed);
+                progress.advance(chunk_range(c).end - chunk_range(c).start);
+            });
+            progress.finish_phase();
+            0
+        }
+        Some(restored) => {
+            // The counters at the end of level n: each undecided slot's moves, less those into
+            // wins of distance at most n for the opponent (each was counted down once).
+            progress.phase(&format!("{material}: resuming after level {}", restored.level), slots);
+            let long: std::collections::HashMap<u64, u32> = restored.overflow.iter().copied().collect();
+            let counted_down = |child: u64| match values[child as usize].load(Relaxed) {
+                OVERFLOW_CODE => long.get(&child).is_some_and(|&d| d % 2 == 1 && d <= restored.level),
+                code => matches!(Value::decode_inline(code), Value::Win(d) if d <= restored.level),
+            };
+            (0..chunks).into_par_iter().for_each(|c| {
+                for (slot, position) in chunk_range(c).zip(index.positions_at(chunk_range(c))) {
+                    if values[slot as usize].load(Relaxed) != 0 {
+                        continue;
+                    }
+                    let children = index.children_of(&position);
+                    let moves = position.legal_moves();
+                    let open = moves.iter().filter(|&&mv| !counted_down(children.index_after(mv))).count();
+                    counters[slot as usize].store(open as u8, Relaxed);
+                }
+                progress.advance(chunk_range(c).end - chunk_range(c).start);
+            });
+            progress.finish_phase();
+            *overflow.lock().expect("not poisoned") = restored.overflow;
+            restored.level + 1
+        }
+    };
+
     // Sets an undecided slot; several threads may reach the same slot in one level, and all
     // of them would write the same value, so the first one wins and the others do nothing.
     let set_decided = |slot: u64, dtw: u32| {
@@ -154,7 +200,11 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
     };
 
     progress.phase(&format!("{material}: levels"), slots);
-    let mut n = 0u32;
+    if first_level > 0 {
+        progress.advance(values.par_iter().filter(|v| v.load(Relaxed) != 0).count() as u64);
+    }
+    let mut last_checkpoint = Instant::now();
+    let mut n = first_level;
     loop {
         let decided = AtomicU64::new(0);
         if n == 1 {
@@ -186,6 +236,14 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
         if decided == 0 && n >= 1 {
             break;
         }
+        // Level 1 is a formality (its count comes from init), so the first checkpoint that a
+        // resume can use follows it.
+        if let Some(c) = checkpoints.filter(|c| n >= 1 && last_checkpoint.elapsed() >= c.every) {
+            // SAFETY: between levels no thread writes, so the bytes can be read plainly.
+            let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len()) };
+            checkpoint::write(&c.path, &index, n, bytes, &overflow.lock().expect("not poisoned"))?;
+            last_checkpoint = Instant::now();
+        }
         n += 1;
     }
     progress.finish_phase();
@@ -194,11 +252,11 @@ pub fn solve(material: Material, progress: &dyn Progress) -> Solution {
     let mut overflow = overflow.into_inner().expect("not poisoned");
     overflow.sort_unstable();
     let statistics = Statistics::of_values(&value_bytes, &overflow);
-    Solution {
+    Ok(Solution {
         table: SolvedTable { material, values: value_bytes, overflow, statistics },
         seconds: started.elapsed().as_secs_f64(),
         edges: edges.into_inner(),
-    }
+    })
 }
 
 /// Peak resident memory of this process in bytes (Linux `VmHWM`), if known.

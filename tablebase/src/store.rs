@@ -7,10 +7,11 @@ use std::path::{Path, PathBuf};
 
 use shogi4_engine::{Material, MaterialIndex};
 
+use crate::checkpoint::Checkpoints;
 use crate::format::{TableError, EXTENSION};
 use crate::memory::{available_memory, solve_memory_needed};
 use crate::progress::Progress;
-use crate::solver::{solve, Solution};
+use crate::solver::{solve_resumable, Solution};
 use crate::table::{open_table, MappedTable, Table};
 
 /// A directory of tables, one file per closed game, named after it.
@@ -129,12 +130,15 @@ impl TableDir {
     /// Solves `materials` (smallest first) into this directory, writing each table atomically,
     /// and reports each step to `on_event`. Before solving any, refuses the whole request if
     /// one game would need more memory than `max_memory` (default: what the system has
-    /// available).
+    /// available). With `checkpoint_every`, each solve keeps a checkpoint beside its table
+    /// (at most that often, after a level), resumes from one left by an interrupted run, and
+    /// deletes it once the table is written.
     pub fn solve(
         &self,
         materials: &[Material],
         mode: SolveMode,
         max_memory: Option<u64>,
+        checkpoint_every: Option<std::time::Duration>,
         progress: &dyn Progress,
         mut on_event: impl FnMut(SolveEvent<'_>),
     ) -> Result<(), TableError> {
@@ -164,8 +168,15 @@ impl TableDir {
             }
         }
         for material in to_solve {
-            let solution = solve(material, progress);
+            let checkpoints = checkpoint_every.map(|every| Checkpoints::in_dir(&self.dir, material, every));
+            if checkpoints.is_some() {
+                std::fs::create_dir_all(&self.dir).map_err(|e| TableError::Io(self.dir.clone(), e))?;
+            }
+            let solution = solve_resumable(material, progress, checkpoints.as_ref())?;
             let path = solution.table.write_to_dir(&self.dir)?;
+            if let Some(checkpoints) = &checkpoints {
+                let _ = std::fs::remove_file(&checkpoints.path);
+            }
             on_event(SolveEvent::Solved(&solution, &path));
         }
         Ok(())

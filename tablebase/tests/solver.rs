@@ -183,3 +183,50 @@ fn canonical_positions_have_the_first_player_to_move() {
     let index = MaterialIndex::new("KKC".parse().unwrap());
     assert_eq!(index.position_at(0).turn(), Color::First);
 }
+
+/// Progress that panics at the `after`-th level, like a crash or a `kill -9` between two
+/// levels (the checkpoint of the level before is on disk by then).
+struct CrashAt {
+    after: u64,
+    phase: std::sync::Mutex<String>,
+    levels: std::sync::atomic::AtomicU64,
+}
+
+impl shogi4_tablebase::Progress for CrashAt {
+    fn phase(&self, name: &str, _: u64) {
+        *self.phase.lock().unwrap() = name.to_string();
+    }
+    fn advance(&self, _: u64) {
+        if self.phase.lock().unwrap().ends_with("levels")
+            && self.levels.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1 == self.after
+        {
+            panic!("simulated crash");
+        }
+    }
+    fn finish_phase(&self) {}
+}
+
+#[test]
+fn an_interrupted_solve_resumes_to_the_same_bytes() {
+    use shogi4_tablebase::{solve_resumable, Checkpoints};
+    let crash = |after| CrashAt { after, phase: Default::default(), levels: Default::default() };
+    for name in ["KKCF", "KKRT"] {
+        let material: Material = name.parse().unwrap();
+        let straight = solved(name).to_bytes();
+        let dir = tempfile::tempdir().unwrap();
+        let checkpoints = Checkpoints::in_dir(dir.path(), material, std::time::Duration::ZERO);
+        // Crashed twice (the second time in a resumed run), then finished.
+        for after in [4, 9] {
+            let run = std::panic::catch_unwind(|| solve_resumable(material, &crash(after), Some(&checkpoints)));
+            assert!(run.is_err(), "{name}: the crash happened");
+            assert!(checkpoints.path.exists(), "{name}: a checkpoint was left");
+        }
+        let resumed = solve_resumable(material, &Silent, Some(&checkpoints)).unwrap();
+        assert!(resumed.table.to_bytes() == straight, "{name}: resumed table differs");
+        // Another game's checkpoint under this name is refused, not resumed from.
+        let other = Checkpoints::in_dir(dir.path(), "KKCR".parse().unwrap(), std::time::Duration::ZERO);
+        std::fs::rename(&checkpoints.path, &other.path).unwrap();
+        let refused = solve_resumable("KKCR".parse().unwrap(), &Silent, Some(&other)).unwrap_err();
+        assert!(refused.to_string().contains(&format!("{name}'s, not KKCR's")), "{refused}");
+    }
+}

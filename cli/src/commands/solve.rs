@@ -39,13 +39,14 @@ pub fn run(
     out: &Path,
     missing: bool,
     max_memory: Option<u64>,
+    checkpoints: Option<std::time::Duration>,
     json: bool,
 ) -> Result<(), CliError> {
     let materials = selection.resolve()?;
     let mode = if missing { SolveMode::Missing } else { SolveMode::All };
     let mut total = Statistics::default();
     let mut solved = 0;
-    TableDir::new(out).solve(&materials, mode, max_memory, &Bar::new(), |event| match event {
+    TableDir::new(out).solve(&materials, mode, max_memory, checkpoints, &Bar::new(), |event| match event {
         SolveEvent::Present(material, path) if !json => eprintln!("{material}: present in {}", path.display()),
         SolveEvent::Present(..) => {}
         SolveEvent::Replacing(material, error) => eprintln!("{material}: solving again ({error})"),

@@ -1,0 +1,239 @@
+//! Checkpoints of a solve in progress, so that a crash or `kill -9` costs minutes, not the
+//! whole solve.
+//!
+//! A checkpoint is the value bytes and the overflow list after a completed level `n`. That is
+//! all the solver's state: the undecided-move counters at a level boundary follow from the
+//! values (an undecided position's counter is its number of moves minus those into wins of
+//! distance at most `n` for the opponent, each of which was counted down exactly once), so a
+//! resumed solve rebuilds them in one pass like the first, continues with level `n + 1`, and
+//! writes the same bytes as a solve that never stopped.
+//!
+//! The file, `.KKCF.s4tb.checkpoint` next to the table, is written to a temporary name,
+//! synced and renamed, so a crash while writing leaves the previous checkpoint. It starts
+//! with what it belongs to (game, table format, and a fingerprint of this build's index), and
+//! a checkpoint of anything else is refused rather than resumed from; a trailing checksum
+//! covers every byte.
+
+use std::fmt;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use shogi4_engine::{Material, MaterialIndex};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::format::{EXTENSION, VERSION};
+
+const MAGIC: &[u8; 8] = b"S4CKPT\0\x01";
+/// Magic, table format, slots, index fingerprint, level, overflow entries (8 + 4 + 8 + 8 + 4 + 8),
+/// then the material name in 16 bytes.
+const HEADER: usize = 56;
+
+/// When to checkpoint a solve, and where.
+#[derive(Clone, Debug)]
+pub struct Checkpoints {
+    /// The checkpoint file.
+    pub path: PathBuf,
+    /// Least time between two checkpoints; each is taken at the end of a level. Zero: after
+    /// every level.
+    pub every: Duration,
+}
+
+impl Checkpoints {
+    /// The checkpoint file of `material`'s solve in `dir`, next to where its table goes.
+    pub fn in_dir(dir: &Path, material: Material, every: Duration) -> Checkpoints {
+        Checkpoints { path: dir.join(format!(".{material}.{EXTENSION}.checkpoint")), every }
+    }
+}
+
+/// Why a checkpoint cannot be resumed from.
+#[derive(Debug)]
+pub enum CheckpointError {
+    /// It could not be read or written.
+    Io(PathBuf, std::io::Error),
+    /// It belongs to another solve: another game, table format or index.
+    Stale(PathBuf, String),
+    /// Its bytes do not match its checksum, or it is cut short.
+    Damaged(PathBuf, &'static str),
+}
+
+impl fmt::Display for CheckpointError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckpointError::Io(path, e) => write!(f, "checkpoint {}: {e}", path.display()),
+            CheckpointError::Stale(path, why) => {
+                write!(f, "checkpoint {} is not this solve's ({why}); delete it to start afresh", path.display())
+            }
+            CheckpointError::Damaged(path, why) => {
+                write!(f, "checkpoint {} is damaged ({why}); delete it to start afresh", path.display())
+            }
+        }
+    }
+}
+
+impl std::error::Error for CheckpointError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CheckpointError::Io(_, e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// What a checkpoint restores besides the value bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct Restored {
+    /// The last completed level.
+    pub level: u32,
+    /// Distances above a byte decided so far, by slot.
+    pub overflow: Vec<(u64, u32)>,
+}
+
+/// A fingerprint of the index layout: the positions of 64 slots spread over the game. A build
+/// whose index numbers positions differently has another fingerprint.
+fn fingerprint(index: &MaterialIndex) -> u64 {
+    let mut hasher = Xxh3::new();
+    hasher.update(&index.slots().to_le_bytes());
+    for i in 0..64 {
+        let slot = index.slots() / 64 * i;
+        hasher.update(index.position_at(slot).to_sfen().as_bytes());
+    }
+    hasher.digest()
+}
+
+fn header(index: &MaterialIndex, level: u32, overflow_entries: u64) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(HEADER);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&VERSION.to_le_bytes());
+    bytes.extend_from_slice(&index.slots().to_le_bytes());
+    bytes.extend_from_slice(&fingerprint(index).to_le_bytes());
+    bytes.extend_from_slice(&level.to_le_bytes());
+    bytes.extend_from_slice(&overflow_entries.to_le_bytes());
+    let mut name = [0u8; 16];
+    let material = index.material().to_string();
+    name[..material.len()].copy_from_slice(material.as_bytes());
+    bytes.extend_from_slice(&name);
+    debug_assert_eq!(bytes.len(), HEADER);
+    bytes
+}
+
+/// Writes a checkpoint after `level`, atomically.
+pub(crate) fn write(
+    path: &Path,
+    index: &MaterialIndex,
+    level: u32,
+    values: &[u8],
+    overflow: &[(u64, u32)],
+) -> Result<(), CheckpointError> {
+    let io = |e| CheckpointError::Io(path.to_path_buf(), e);
+    let temporary = path.with_extension(format!("checkpoint.tmp-{}", std::process::id()));
+    let mut tail = Vec::with_capacity(12 * overflow.len());
+    for &(slot, dtw) in overflow {
+        tail.extend_from_slice(&slot.to_le_bytes());
+        tail.extend_from_slice(&dtw.to_le_bytes());
+    }
+    let head = header(index, level, overflow.len() as u64);
+    let mut hasher = Xxh3::new();
+    hasher.update(&head);
+    hasher.update(values);
+    hasher.update(&tail);
+    let result = (|| {
+        let _ = std::fs::remove_file(&temporary);
+        let mut file = std::io::BufWriter::with_capacity(
+            1 << 20,
+            std::fs::OpenOptions::new().write(true).create_new(true).open(&temporary)?,
+        );
+        file.write_all(&head)?;
+        file.write_all(values)?;
+        file.write_all(&tail)?;
+        file.write_all(&hasher.digest().to_le_bytes())?;
+        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&temporary, path)?;
+        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::File::open(dir)?.sync_all()
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result.map_err(io)
+}
+
+/// Reads the checkpoint at `path` into `values` (which must have the index's slot count), or
+/// `None` when there is none.
+pub(crate) fn read(path: &Path, index: &MaterialIndex, values: &mut [u8]) -> Result<Option<Restored>, CheckpointError> {
+    let io = |e| CheckpointError::Io(path.to_path_buf(), e);
+    let mut file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io(e)),
+    };
+    let damaged = |why| CheckpointError::Damaged(path.to_path_buf(), why);
+    let stale = |why: String| CheckpointError::Stale(path.to_path_buf(), why);
+    let mut head = [0u8; HEADER];
+    file.read_exact(&mut head).map_err(|_| damaged("shorter than its header"))?;
+    if &head[..8] != MAGIC {
+        return Err(stale("not a checkpoint of this solver".into()));
+    }
+    let u32_at = |at: usize| u32::from_le_bytes(head[at..at + 4].try_into().expect("4 bytes"));
+    let u64_at = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
+    let material = String::from_utf8_lossy(&head[40..56]).trim_end_matches('\0').to_string();
+    if material != index.material().to_string() {
+        return Err(stale(format!("it is {material}'s, not {}'s", index.material())));
+    }
+    if u32_at(8) != VERSION {
+        return Err(stale(format!("table format {}, this build writes {VERSION}", u32_at(8))));
+    }
+    if u64_at(12) != index.slots() || u64_at(20) != fingerprint(index) {
+        return Err(stale("another build's index numbers the positions differently".into()));
+    }
+    let (level, entries) = (u32_at(28), u64_at(32));
+    let mut hasher = Xxh3::new();
+    hasher.update(&head);
+    file.read_exact(values).map_err(|_| damaged("cut short in the values"))?;
+    hasher.update(values);
+    let mut tail = vec![0u8; 12 * entries as usize];
+    file.read_exact(&mut tail).map_err(|_| damaged("cut short in the overflow list"))?;
+    hasher.update(&tail);
+    let mut checksum = [0u8; 8];
+    file.read_exact(&mut checksum).map_err(|_| damaged("no checksum"))?;
+    if u64::from_le_bytes(checksum) != hasher.digest() || file.read(&mut [0u8; 1]).map_err(io)? != 0 {
+        return Err(damaged("checksum mismatch"));
+    }
+    let overflow = tail
+        .chunks_exact(12)
+        .map(|e| {
+            (u64::from_le_bytes(e[..8].try_into().expect("8 bytes")), u32::from_le_bytes(e[8..].try_into().expect("4")))
+        })
+        .collect();
+    Ok(Some(Restored { level, overflow }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn written_checkpoints_read_back_and_others_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = MaterialIndex::new("KKC".parse().unwrap());
+        let values: Vec<u8> = (0..index.slots()).map(|s| (s % 7) as u8).collect();
+        let path = dir.path().join("c");
+        write(&path, &index, 5, &values, &[(3, 300)]).unwrap();
+        let mut read_back = vec![0u8; values.len()];
+        let restored = read(&path, &index, &mut read_back).unwrap().unwrap();
+        assert_eq!((restored, read_back == values), (Restored { level: 5, overflow: vec![(3, 300)] }, true));
+
+        let other = MaterialIndex::new("KKF".parse().unwrap());
+        let refused = read(&path, &other, &mut read_back).unwrap_err();
+        assert!(matches!(refused, CheckpointError::Stale(..)), "{refused}");
+        assert!(refused.to_string().contains("KKC's, not KKF's"), "{refused}");
+
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[HEADER + 10] ^= 1;
+        std::fs::write(&path, &bytes).unwrap();
+        assert!(matches!(read(&path, &index, &mut read_back), Err(CheckpointError::Damaged(..))));
+        std::fs::write(&path, &bytes[..100]).unwrap();
+        assert!(matches!(read(&path, &index, &mut read_back), Err(CheckpointError::Damaged(..))));
+        assert!(read(&dir.path().join("none"), &index, &mut read_back).unwrap().is_none());
+    }
+}
