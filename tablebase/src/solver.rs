@@ -81,6 +81,21 @@ pub fn solve_resumable(
     progress: &dyn Progress,
     checkpoints: Option<&Checkpoints>,
 ) -> Result<Solution, CheckpointError> {
+    solve_with_inline_limit(material, progress, checkpoints, MAX_INLINE_DTW)
+}
+
+/// [`solve_resumable`] with distances above `max_inline` (instead of [`MAX_INLINE_DTW`]) kept
+/// in the overflow list: how the tests drive small games through the path that distances of
+/// 254 plies and more take in large ones. Such a table decodes to the same values but is not
+/// a valid file (its overflow entries are too short).
+#[doc(hidden)]
+pub fn solve_with_inline_limit(
+    material: Material,
+    progress: &dyn Progress,
+    checkpoints: Option<&Checkpoints>,
+    max_inline: u32,
+) -> Result<Solution, CheckpointError> {
+    assert!((2..=MAX_INLINE_DTW).contains(&max_inline), "init writes distances up to 2 inline");
     let started = Instant::now();
     let index = MaterialIndex::new(material);
     let slots = index.slots();
@@ -98,7 +113,7 @@ pub fn solve_resumable(
     let chunks = slots.div_ceil(CHUNK);
     let chunk_range = |c: u64| c * CHUNK..((c + 1) * CHUNK).min(slots);
     let wins_in_one = AtomicU64::new(0);
-    // Distances above MAX_INLINE_DTW: the byte says OVERFLOW_CODE, the list has the distance.
+    // Distances above `max_inline`: the byte says OVERFLOW_CODE, the list has the distance.
     let overflow = Mutex::new(Vec::<(u64, u32)>::new());
 
     let first_level = match restored {
@@ -164,7 +179,7 @@ pub fn solve_resumable(
     // Sets an undecided slot; several threads may reach the same slot in one level, and all
     // of them would write the same value, so the first one wins and the others do nothing.
     let set_decided = |slot: u64, dtw: u32| {
-        let code = Value::from_dtw(dtw).encode();
+        let code = if dtw <= max_inline { Value::from_dtw(dtw).encode() } else { OVERFLOW_CODE };
         let first = values[slot as usize].compare_exchange(0, code, Relaxed, Relaxed).is_ok();
         if first && code == OVERFLOW_CODE {
             overflow.lock().expect("no panics while held").push((slot, dtw));
@@ -210,7 +225,7 @@ pub fn solve_resumable(
         if n == 1 {
             // Wins in 1 only decrement counters, and init already did that.
             decided.store(wins_in_one.load(Relaxed), Relaxed);
-        } else if n <= MAX_INLINE_DTW {
+        } else if n <= max_inline {
             let code = (n + 1) as u8;
             (0..chunks).into_par_iter().for_each(|c| {
                 let (mut found, mut chunk_edges) = (0, 0);

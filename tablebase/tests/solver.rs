@@ -230,3 +230,35 @@ fn an_interrupted_solve_resumes_to_the_same_bytes() {
         assert!(refused.to_string().contains(&format!("{name}'s, not KKCR's")), "{refused}");
     }
 }
+
+/// Distances of 254 plies and more take another path (a 255 byte, the exact distance in the
+/// overflow list, levels driven from that list). No small game is that long, so the solver is
+/// run with the byte's limit lowered: every value must still come out the same, through a
+/// checkpoint and resume too.
+#[test]
+fn long_distances_through_the_overflow_list_are_exact() {
+    use shogi4_tablebase::{solve_with_inline_limit, Checkpoints, OVERFLOW_CODE};
+    for (name, limit) in [("KKCF", 9), ("KKCT", 2), ("KKFR", 20)] {
+        let material: Material = name.parse().unwrap();
+        let standard = solved(name);
+        let low = solve_with_inline_limit(material, &Silent, None, limit).unwrap().table;
+        let escapes = low.values.iter().filter(|&&b| b == OVERFLOW_CODE).count();
+        assert!(escapes > 1000, "{name}: only {escapes} distances above {limit}");
+        assert_eq!(escapes, low.overflow.len(), "{name}: one entry per 255 byte");
+        assert!(low.overflow.windows(2).all(|w| w[0].0 < w[1].0), "{name}: entries sorted by slot");
+        assert!(low.overflow.iter().all(|&(_, dtw)| dtw > limit));
+        for slot in 0..standard.values.len() as u64 {
+            assert_eq!(low.value(slot), standard.value(slot), "{name} slot {slot}");
+        }
+        assert_eq!(low.statistics, standard.statistics, "{name}");
+
+        // Crashed in the middle of the long levels, then resumed: the same values.
+        let dir = tempfile::tempdir().unwrap();
+        let checkpoints = Checkpoints::in_dir(dir.path(), material, std::time::Duration::ZERO);
+        let crash = CrashAt { after: u64::from(limit) + 6, phase: Default::default(), levels: Default::default() };
+        let run = std::panic::catch_unwind(|| solve_with_inline_limit(material, &crash, Some(&checkpoints), limit));
+        assert!(run.is_err() && checkpoints.path.exists(), "{name}: crashed with a checkpoint");
+        let resumed = solve_with_inline_limit(material, &Silent, Some(&checkpoints), limit).unwrap().table;
+        assert!(resumed.values == low.values && resumed.overflow == low.overflow, "{name}: resumed differs");
+    }
+}
