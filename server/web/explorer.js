@@ -264,6 +264,7 @@ function fillHand(element, owner, position) {
     const canDrop = targets && position.toMove === owner && targets.has(kind);
     button.disabled = !state.editor && !canDrop;
     button.addEventListener('click', () => {
+      if (state.editor) return; // the editor sets hands with its own counters
       state.selected = state.selected?.hand === kind ? null : { hand: kind };
       renderBoard(parseSfen(shownResult.sfen), current().last);
     });
