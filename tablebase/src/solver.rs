@@ -22,7 +22,7 @@
 //! slots (a move never changes the other royal's square, so two children are never mirror
 //! images), which makes "one un-move = one counted move" exact under the folding.
 
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -176,13 +176,20 @@ pub fn solve_with_inline_limit(
         }
     };
 
+    // How many slots of each chunk a level decided, by the parity of the distance it wrote:
+    // the next level then scans only the chunks that hold its slots, and stops in each once
+    // it has found them all (late levels decide a few slots among billions).
+    let created: [Vec<AtomicU32>; 2] = std::array::from_fn(|_| (0..chunks).map(|_| AtomicU32::new(0)).collect());
     // Sets an undecided slot; several threads may reach the same slot in one level, and all
     // of them would write the same value, so the first one wins and the others do nothing.
     let set_decided = |slot: u64, dtw: u32| {
         let code = if dtw <= max_inline { Value::from_dtw(dtw).encode() } else { OVERFLOW_CODE };
         let first = values[slot as usize].compare_exchange(0, code, Relaxed, Relaxed).is_ok();
-        if first && code == OVERFLOW_CODE {
-            overflow.lock().expect("no panics while held").push((slot, dtw));
+        if first {
+            created[dtw as usize % 2][(slot / CHUNK) as usize].fetch_add(1, Relaxed);
+            if code == OVERFLOW_CODE {
+                overflow.lock().expect("no panics while held").push((slot, dtw));
+            }
         }
     };
     let retro = |slot: u64, n: u32| -> u64 {
@@ -227,9 +234,17 @@ pub fn solve_with_inline_limit(
             decided.store(wins_in_one.load(Relaxed), Relaxed);
         } else if n <= max_inline {
             let code = (n + 1) as u8;
+            // Counted when the level before ran here and created all of this level's slots
+            // (init writes distances up to 2; a resumed solve starts without counts).
+            let counted = n >= 3 && n > first_level;
             (0..chunks).into_par_iter().for_each(|c| {
                 let (mut found, mut chunk_edges) = (0, 0);
+                let expected =
+                    if counted { u64::from(created[n as usize % 2][c as usize].load(Relaxed)) } else { u64::MAX };
                 for slot in chunk_range(c) {
+                    if found == expected {
+                        break;
+                    }
                     if values[slot as usize].load(Relaxed) == code {
                         found += 1;
                         chunk_edges += retro(slot, n);
@@ -245,6 +260,7 @@ pub fn solve_with_inline_limit(
             let level_edges: u64 = level.par_iter().map(|&slot| retro(slot, n)).sum();
             edges.fetch_add(level_edges, Relaxed);
         }
+        created[n as usize % 2].par_iter().for_each(|count| count.store(0, Relaxed));
         let decided = decided.into_inner();
         progress.advance(decided);
         // Levels above 1 are only ever created by the level before them.
