@@ -341,6 +341,23 @@ impl Parents<'_> {
     }
 }
 
+/// Decodes slots, remembering the block of the last one: see [`MaterialIndex::cursor`].
+pub struct Cursor<'a> {
+    index: &'a MaterialIndex,
+    located: Option<Located>,
+}
+
+impl Cursor<'_> {
+    /// The canonical position of `slot`, as [`MaterialIndex::position_at`] gives it.
+    pub fn position_at(&mut self, slot: u64) -> Position {
+        let located = match self.located {
+            Some(here) if here.start <= slot && slot < here.end => here,
+            _ => *self.located.insert(self.index.locate(slot)),
+        };
+        self.index.decode(slot, &located)
+    }
+}
+
 /// Where a slot lies: its royal pair and block, and the block's absolute slot range.
 #[derive(Clone, Copy, Debug)]
 struct Located {
@@ -608,6 +625,13 @@ impl MaterialIndex {
     /// If `slot >= self.slots()`.
     pub fn position_at(&self, slot: u64) -> Position {
         self.decode(slot, &self.locate(slot))
+    }
+
+    /// A decoder for slots visited in increasing order with gaps (a level's slots within a
+    /// chunk): like [`MaterialIndex::position_at`], but a slot in the same block as the one
+    /// before is decoded without looking its block up again.
+    pub fn cursor(&self) -> Cursor<'_> {
+        Cursor { index: self, located: None }
     }
 
     /// The canonical positions of a range of slots, in order: faster than calling

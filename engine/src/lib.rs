@@ -30,7 +30,7 @@ mod unmove;
 pub use bitboard::Bitboard;
 pub use color::{ByColor, Color};
 pub use hand::Hand;
-pub use index::{Children, MaterialIndex, Parents};
+pub use index::{Children, Cursor, MaterialIndex, Parents};
 pub use material::{Material, ParseMaterialError};
 pub use movegen::{MoveList, MAX_MOVES};
 pub use moves::{IllegalMove, Move, ParseMoveError};

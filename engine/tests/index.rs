@@ -178,3 +178,19 @@ fn parents_are_indexed_as_if_built() {
     }
     assert!(checked > 1_000_000, "{checked} un-moves");
 }
+
+#[test]
+fn a_cursor_decodes_like_position_at() {
+    for name in ["KKC", "KKCF", "KKCFR"] {
+        let index = MaterialIndex::new(name.parse().unwrap());
+        let mut cursor = index.cursor();
+        // Increasing slots with gaps of every size, crossing many blocks.
+        let (mut slot, mut checked) = (0, 0);
+        while slot < index.slots() {
+            assert_eq!(cursor.position_at(slot), index.position_at(slot), "{name} slot {slot}");
+            checked += 1;
+            slot += 1 + checked * checked % 397;
+        }
+        assert!(checked >= index.slots() / 400, "{name}: {checked}");
+    }
+}

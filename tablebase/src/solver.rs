@@ -28,7 +28,7 @@ use std::time::Instant;
 
 use arrayvec::ArrayVec;
 use rayon::prelude::*;
-use shogi4_engine::{Material, MaterialIndex};
+use shogi4_engine::{Material, MaterialIndex, Position};
 
 use crate::checkpoint::{self, CheckpointError, Checkpoints};
 use crate::format::{SolvedTable, Statistics};
@@ -192,8 +192,7 @@ pub fn solve_with_inline_limit(
             }
         }
     };
-    let retro = |slot: u64, n: u32| -> u64 {
-        let position = index.position_at(slot);
+    let retro = |position: Position, n: u32| -> u64 {
         // Each predecessor is indexed from one shared view of the position and the un-move,
         // never built. Gather their slots and prefetch their bytes first, so that the cache
         // misses of the updates below overlap instead of following one another.
@@ -239,6 +238,7 @@ pub fn solve_with_inline_limit(
             let counted = n >= 3 && n > first_level;
             (0..chunks).into_par_iter().for_each(|c| {
                 let (mut found, mut chunk_edges) = (0, 0);
+                let mut cursor = index.cursor();
                 let expected =
                     if counted { u64::from(created[n as usize % 2][c as usize].load(Relaxed)) } else { u64::MAX };
                 for slot in chunk_range(c) {
@@ -247,7 +247,7 @@ pub fn solve_with_inline_limit(
                     }
                     if values[slot as usize].load(Relaxed) == code {
                         found += 1;
-                        chunk_edges += retro(slot, n);
+                        chunk_edges += retro(cursor.position_at(slot), n);
                     }
                 }
                 decided.fetch_add(found, Relaxed);
@@ -257,7 +257,7 @@ pub fn solve_with_inline_limit(
             let level: Vec<u64> =
                 overflow.lock().expect("not poisoned").iter().filter(|e| e.1 == n).map(|e| e.0).collect();
             decided.store(level.len() as u64, Relaxed);
-            let level_edges: u64 = level.par_iter().map(|&slot| retro(slot, n)).sum();
+            let level_edges: u64 = level.par_iter().map(|&slot| retro(index.position_at(slot), n)).sum();
             edges.fetch_add(level_edges, Relaxed);
         }
         created[n as usize % 2].par_iter().for_each(|count| count.store(0, Relaxed));
