@@ -66,8 +66,8 @@ enum Command {
         /// interrupted run left (a checkpoint of another game, format or build is refused).
         #[arg(long)]
         resume: bool,
-        /// With --resume: least seconds between two checkpoints (each is taken after a level;
-        /// 0: after every level).
+        /// With --resume: least seconds between two checkpoints (each is taken after a level,
+        /// and never sooner than 20 times the last one took to write).
         #[arg(long, default_value_t = 60, requires = "resume")]
         checkpoint_secs: u64,
         /// Worker threads (default: all cores).

@@ -41,6 +41,8 @@ pub struct Guard {
     slot: usize,
     file: File,
     verified: (u64, Option<std::time::SystemTime>),
+    /// Whether the change was logged already: once per table, however many requests see it.
+    reported: AtomicBool,
 }
 
 /// Why a guarded table's bytes can no longer be trusted.
@@ -65,7 +67,12 @@ impl Guard {
         region.faulted.store(false, Ordering::Release);
         region.start.store(start, Ordering::Release);
         region.end.store(end, Ordering::Release);
-        Ok((map, Guard { slot, file, verified: (meta.len(), meta.modified().ok()) }))
+        Ok((map, Guard { slot, file, verified: (meta.len(), meta.modified().ok()), reported: AtomicBool::new(false) }))
+    }
+
+    /// Whether this is the first time a change is reported (for logging it once).
+    pub fn first_report(&self) -> bool {
+        !self.reported.swap(true, Ordering::Relaxed)
     }
 
     /// `Ok` when the bytes read so far are the ones that were verified: no page has been lost

@@ -91,7 +91,9 @@ impl ServedTable {
             Holding::Copy => Ok(()),
             Holding::Mapped(guard) => guard.check().map_err(|changed| {
                 let material = self.table.header().material;
-                tracing::error!(%material, reason = %changed.0, "a mapped table changed on disk");
+                if guard.first_report() {
+                    tracing::error!(%material, reason = %changed.0, "a mapped table changed on disk");
+                }
                 ApiError::TableChanged { material, reason: changed.0 }
             }),
         }

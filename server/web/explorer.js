@@ -97,17 +97,23 @@ function goTo(index) {
 
 /** Plays a move of the current position's list (an entry of `moves` in the probe). */
 function play(move, { byUser = true } = {}) {
-  const before = current();
-  if (!before?.sfen) return;
+  if (!current()?.sfen) return;
   if (byUser) stopAutoplay();
-  const parsed = parseMove(move.move);
+  state.replyPending = byUser && $('auto-reply').checked;
+  extendLine(move.move, move.sfen);
+}
+
+/** Adds the move `notation`, leading to `sfen` (null after a royal capture), after the
+ * position shown, dropping whatever the line held beyond it, and shows it. */
+function extendLine(notation, sfen) {
+  const before = current();
+  const parsed = parseMove(notation);
   const last = { from: parsed.from, to: parsed.to };
-  const entry = move.sfen
-    ? { sfen: move.sfen, move: move.move, last }
-    : { sfen: null, move: move.move, last, captured: { before: before.sfen, winner: parseSfen(before.sfen).toMove } };
+  const entry = sfen
+    ? { sfen, move: notation, last }
+    : { sfen: null, move: notation, last, captured: { before: before.sfen, winner: parseSfen(before.sfen).toMove } };
   state.line = state.line.slice(0, state.index + 1).concat([entry]);
   state.index += 1;
-  state.replyPending = byUser && $('auto-reply').checked;
   saveHistory(true);
   show();
 }
@@ -534,16 +540,8 @@ async function playLine() {
   $('play-line').textContent = 'Stop';
   $('play-line').setAttribute('aria-pressed', 'true');
   const step = () => {
-    const before = current();
     const next = steps[k++];
-    const parsed = parseMove(next.move);
-    const entry = next.sfen
-      ? { sfen: next.sfen, move: next.move, last: { from: parsed.from, to: parsed.to } }
-      : { sfen: null, move: next.move, last: { from: parsed.from, to: parsed.to }, captured: { before: before.sfen, winner: parseSfen(before.sfen).toMove } };
-    state.line = state.line.slice(0, state.index + 1).concat([entry]);
-    state.index += 1;
-    saveHistory(true);
-    show();
+    extendLine(next.move, next.sfen);
     autoplay = k < steps.length ? setTimeout(step, STEP_MS) : null;
     if (!autoplay) stopAutoplay();
   };

@@ -34,8 +34,9 @@ const HEADER: usize = 56;
 pub struct Checkpoints {
     /// The checkpoint file.
     pub path: PathBuf,
-    /// Least time between two checkpoints; each is taken at the end of a level. Zero: after
-    /// every level.
+    /// Least time between two checkpoints; each is taken at the end of a level, and never
+    /// sooner than 20 times the previous one took to write (so a big game's checkpoints cost
+    /// at most about a twentieth of its solve).
     pub every: Duration,
 }
 

@@ -225,6 +225,7 @@ pub fn solve_with_inline_limit(
         progress.advance(values.par_iter().filter(|v| v.load(Relaxed) != 0).count() as u64);
     }
     let mut last_checkpoint = Instant::now();
+    let mut last_write = std::time::Duration::ZERO;
     let mut n = first_level;
     loop {
         let decided = AtomicU64::new(0);
@@ -269,10 +270,15 @@ pub fn solve_with_inline_limit(
         }
         // Level 1 is a formality (its count comes from init), so the first checkpoint that a
         // resume can use follows it.
-        if let Some(c) = checkpoints.filter(|c| n >= 1 && last_checkpoint.elapsed() >= c.every) {
+        // At most every `c.every`, and never more often than 20 times the last write took, so
+        // that checkpoints of a big game (5 GB for KKCCFFR) cost at most a twentieth of it.
+        let due = |c: &&Checkpoints| n >= 1 && last_checkpoint.elapsed() >= c.every.max(20 * last_write);
+        if let Some(c) = checkpoints.filter(due) {
+            let writing = Instant::now();
             // SAFETY: between levels no thread writes, so the bytes can be read plainly.
             let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len()) };
             checkpoint::write(&c.path, &index, n, bytes, &overflow.lock().expect("not poisoned"))?;
+            last_write = writing.elapsed();
             last_checkpoint = Instant::now();
         }
         n += 1;
