@@ -4,7 +4,7 @@
 
 import {
   Shogi4Client, ProblemError, START_SFEN, HAND_KINDS, KINDS, PIECE_NAMES,
-  parseSfen, toSfen, emptyHand, sfenForUrl, squareName, parseMove,
+  parseSfen, toSfen, emptyHand, positionParameter, squareName, squareIndex, parseMove,
 } from './shogi4.js';
 
 const api = new Shogi4Client('');
@@ -67,8 +67,7 @@ const current = () => state.line[state.index];
 
 function urlFor(entry) {
   const sfen = entry.sfen ?? entry.captured.before;
-  const pos = encodeURIComponent(sfenForUrl(sfen)).replaceAll('%2F', '/');
-  return `${location.pathname}?pos=${pos}${embed ? '&embed=1' : ''}`;
+  return `${location.pathname}?pos=${positionParameter(sfen)}${embed ? '&embed=1' : ''}`;
 }
 
 function saveHistory(push) {
@@ -324,15 +323,10 @@ function clickSquare(i) {
 function highlightMove(move, on) {
   const parsed = parseMove(move);
   for (const element of $('board').children) {
-    const i = squareIndexOf(element);
+    const i = squareIndex(element.dataset.square);
     element.classList.toggle('hover-from', on && i === parsed.from);
     element.classList.toggle('hover-to', on && i === parsed.to);
   }
-}
-
-function squareIndexOf(element) {
-  const name = element.dataset.square;
-  return 'abcd'.indexOf(name[0]) + 4 * (Number(name[1]) - 1);
 }
 
 // ---------------------------------------------------------------- verdict and moves
@@ -771,10 +765,7 @@ function wire() {
     if (event.state?.line) {
       stopAutoplay();
       if (state.editor) closeEditor();
-      state.line = event.state.line;
-      state.index = event.state.index;
-      state.flipped = !!event.state.flipped;
-      show();
+      restore(event.state);
     } else {
       startFromUrl();
     }
@@ -803,6 +794,14 @@ function positionInUrl() {
   return null;
 }
 
+/** Shows the line saved in a history entry (see `saveHistory`). */
+function restore(saved) {
+  state.line = saved.line;
+  state.index = saved.index;
+  state.flipped = !!saved.flipped;
+  show();
+}
+
 function startFromUrl() {
   startLine(positionInUrl() ?? START_SFEN, false);
 }
@@ -810,10 +809,7 @@ function startFromUrl() {
 if (embed) document.body.classList.add('embed');
 wire();
 if (history.state?.line) {
-  state.line = history.state.line;
-  state.index = history.state.index;
-  state.flipped = !!history.state.flipped;
-  show();
+  restore(history.state);
 } else {
   startFromUrl();
 }

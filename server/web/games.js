@@ -1,6 +1,6 @@
 // The tables page: every served table's statistics from GET /tables, with an SVG histogram.
 
-import { Shogi4Client, sfenForUrl } from './shogi4.js';
+import { Shogi4Client, positionParameter } from './shogi4.js';
 
 const api = new Shogi4Client('');
 const SVG = 'http://www.w3.org/2000/svg';
@@ -28,7 +28,7 @@ function cell(text, className) {
 
 function explorerLink(sfen, text) {
   const a = document.createElement('a');
-  a.href = `/?pos=${encodeURIComponent(sfenForUrl(sfen)).replaceAll('%2F', '/')}`;
+  a.href = `/?pos=${positionParameter(sfen)}`;
   a.textContent = text;
   return a;
 }

@@ -45,6 +45,11 @@ export function sfenForUrl(sfen) {
   return sfen.replaceAll(' ', '_');
 }
 
+/** The `pos` value of an explorer link (`/?pos=…`): `_` for spaces, `+` escaped, `/` kept readable. */
+export function positionParameter(sfen) {
+  return encodeURIComponent(sfenForUrl(sfen)).replaceAll('%2F', '/');
+}
+
 /** The client. `baseUrl` is the server's origin ('' for the page's own). */
 export class Shogi4Client {
   constructor(baseUrl = '') {
