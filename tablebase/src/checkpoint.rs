@@ -91,8 +91,9 @@ pub(crate) struct Restored {
 }
 
 /// A fingerprint of the index layout: the positions of 64 slots spread over the game. A build
-/// whose index numbers positions differently has another fingerprint.
-fn fingerprint(index: &MaterialIndex) -> u64 {
+/// whose index numbers positions differently has another fingerprint, so checkpoints that
+/// store slots (this module's, the distributed solve's) refuse another build's.
+pub fn fingerprint(index: &MaterialIndex) -> u64 {
     let mut hasher = Xxh3::new();
     hasher.update(&index.slots().to_le_bytes());
     for i in 0..64 {

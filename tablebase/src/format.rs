@@ -103,6 +103,19 @@ impl Statistics {
         }
     }
 
+    /// Adds the statistics of other slots of the same game (another worker's share).
+    pub fn merge(&mut self, other: &Statistics) {
+        self.positions += other.positions;
+        self.wins += other.wins;
+        self.losses += other.losses;
+        self.draws += other.draws;
+        self.max_dtw = self.max_dtw.max(other.max_dtw);
+        if self.histogram.len() < other.histogram.len() {
+            self.histogram.resize(other.histogram.len(), 0);
+        }
+        self.histogram.iter_mut().zip(&other.histogram).for_each(|(a, b)| *a += b);
+    }
+
     /// Statistics of a value array and its overflow entries, counted in parallel.
     pub fn of_values(values: &[u8], overflow: &[(u64, u32)]) -> Statistics {
         use rayon::prelude::*;
@@ -312,6 +325,24 @@ pub struct Header {
 }
 
 impl Header {
+    /// The header of a table with these contents, its checksum still zero.
+    fn unsummed(material: Material, slots: u64, statistics: &Statistics, overflow: &[(u64, u32)]) -> Header {
+        let histogram_end = FIXED_HEADER + 8 * statistics.histogram.len();
+        Header {
+            material,
+            slots,
+            statistics: statistics.clone(),
+            overflow_entries: overflow.len() as u64,
+            checksum: 0,
+            values_offset: (histogram_end as u64).next_multiple_of(layout::VALUES_ALIGN),
+        }
+    }
+
+    /// The zero bytes between the values and the overflow table.
+    fn padding(&self) -> Vec<u8> {
+        vec![0u8; (self.overflow_offset() - self.values_offset - self.slots) as usize]
+    }
+
     /// Offset of the overflow table.
     pub fn overflow_offset(&self) -> u64 {
         (self.values_offset + self.slots).next_multiple_of(layout::OVERFLOW_ALIGN)
@@ -449,78 +480,156 @@ impl SolvedTable {
         })
     }
 
-    fn overflow_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.overflow.len() * OVERFLOW_ENTRY);
-        for &(slot, dtw) in &self.overflow {
-            out.extend_from_slice(&slot.to_le_bytes());
-            out.extend_from_slice(&dtw.to_le_bytes());
-            out.extend_from_slice(&0u32.to_le_bytes());
-        }
-        out
-    }
-
-    /// The complete file contents' header and the data sections, checksummed.
-    fn sections(&self) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
-        let slots = self.values.len() as u64;
-        let histogram_end = FIXED_HEADER + 8 * self.statistics.histogram.len();
-        let values_offset = (histogram_end as u64).next_multiple_of(layout::VALUES_ALIGN);
-        let values_end = values_offset + slots;
-        let padding = vec![0u8; (values_end.next_multiple_of(layout::OVERFLOW_ALIGN) - values_end) as usize];
-        let overflow = self.overflow_bytes();
-        let mut header = Header {
-            material: self.material,
-            slots,
-            statistics: self.statistics.clone(),
-            overflow_entries: self.overflow.len() as u64,
-            checksum: 0,
-            values_offset,
-        };
+    /// The header of this table's file, checksum included.
+    fn header(&self) -> Header {
+        let mut header = Header::unsummed(self.material, self.values.len() as u64, &self.statistics, &self.overflow);
         let mut hasher = Xxh3::new();
         hasher.update(&header.to_bytes());
         hasher.update(&self.values);
-        hasher.update(&padding);
-        hasher.update(&overflow);
+        hasher.update(&header.padding());
+        hasher.update(&overflow_bytes(&self.overflow));
         header.checksum = hasher.digest();
-        (header.to_bytes(), padding, overflow)
+        header
     }
 
     /// The whole file as bytes (for tests and small tables).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let (header, padding, overflow) = self.sections();
-        [header, self.values.clone(), padding, overflow].concat()
+        let header = self.header();
+        [header.to_bytes(), self.values.clone(), header.padding(), overflow_bytes(&self.overflow)].concat()
     }
 
     /// Writes `DIR/MATERIAL.s4tb` atomically: a temporary file in the same directory, fsync,
     /// then rename, so an interrupted write never leaves a truncated table under the final
     /// name. Returns the path written.
     pub fn write_to_dir(&self, dir: &Path) -> Result<PathBuf, TableError> {
-        let path = dir.join(format!("{}.{EXTENSION}", self.material));
-        let temporary = dir.join(format!(".{}.{EXTENSION}.tmp-{}", self.material, std::process::id()));
-        let io = |p: &Path| {
-            let p = p.to_path_buf();
-            move |e| TableError::Io(p, e)
+        let header = self.header();
+        let mut writer = TableWriter::create(dir, self.material, self.values.len() as u64, &self.statistics, &self.overflow)?;
+        writer.write_values(0, &self.values)?;
+        writer.finish_with(Some(header.checksum))
+    }
+}
+
+fn overflow_bytes(overflow: &[(u64, u32)]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(overflow.len() * OVERFLOW_ENTRY);
+    for &(slot, dtw) in overflow {
+        out.extend_from_slice(&slot.to_le_bytes());
+        out.extend_from_slice(&dtw.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+    }
+    out
+}
+
+/// A table file written in pieces, for a solver that never holds all the values in one place
+/// (the distributed solve, whose workers each own a range of slots): header and overflow
+/// table first, then the values at their slots in any order, then the checksum, computed by
+/// reading the file back. The bytes are those [`SolvedTable::write_to_dir`] writes for the
+/// same contents, and the same atomicity holds: nothing appears under the table's name until
+/// [`TableWriter::finish`] has synced the whole file; a writer dropped unfinished removes its
+/// temporary file.
+pub struct TableWriter {
+    header: Header,
+    file: std::fs::File,
+    path: PathBuf,
+    temporary: PathBuf,
+    dir: PathBuf,
+    finished: bool,
+}
+
+impl TableWriter {
+    /// Starts `DIR/MATERIAL.s4tb` for a table of `slots` values with these statistics and
+    /// overflow entries (sorted by slot).
+    pub fn create(
+        dir: &Path,
+        material: Material,
+        slots: u64,
+        statistics: &Statistics,
+        overflow: &[(u64, u32)],
+    ) -> Result<TableWriter, TableError> {
+        let path = dir.join(format!("{material}.{EXTENSION}"));
+        let temporary = dir.join(format!(".{material}.{EXTENSION}.tmp-{}", std::process::id()));
+        let header = Header::unsummed(material, slots, statistics, overflow);
+        std::fs::create_dir_all(dir).map_err(|e| TableError::Io(dir.to_path_buf(), e))?;
+        // Created afresh, never opened if it exists: a leftover of a crashed solve with the
+        // same process id is removed first, and nobody else's file is ever written through.
+        let _ = std::fs::remove_file(&temporary);
+        let io = |e| TableError::Io(temporary.clone(), e);
+        let mut file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&temporary).map_err(io)?;
+        let writer = TableWriter {
+            header,
+            file: file.try_clone().map_err(io)?,
+            path,
+            temporary: temporary.clone(),
+            dir: dir.to_path_buf(),
+            finished: false,
         };
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
-        let (header, padding, overflow) = self.sections();
-        let result = (|| {
-            // Created afresh, never opened if it exists: a leftover of a crashed solve with the
-            // same process id is removed first, and nobody else's file is ever written through.
-            let _ = std::fs::remove_file(&temporary);
-            let mut file = std::fs::OpenOptions::new().write(true).create_new(true).open(&temporary)?;
-            file.write_all(&header)?;
-            file.write_all(&self.values)?;
-            file.write_all(&padding)?;
-            file.write_all(&overflow)?;
-            file.sync_all()?;
-            std::fs::rename(&temporary, &path)?;
-            // Make the rename itself durable.
-            std::fs::File::open(dir)?.sync_all()
-        })();
-        if result.is_err() {
-            let _ = std::fs::remove_file(&temporary);
+        // On failure the writer is dropped, which removes the temporary file.
+        (|| {
+            file.write_all(&writer.header.to_bytes())?;
+            file.set_len(writer.header.overflow_offset())?;
+            std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0))?;
+            file.write_all(&overflow_bytes(overflow))
+        })()
+        .map_err(io)?;
+        Ok(writer)
+    }
+
+    /// Writes values starting at `first_slot`.
+    pub fn write_values(&mut self, first_slot: u64, values: &[u8]) -> Result<(), TableError> {
+        use std::os::unix::fs::FileExt;
+        if first_slot.checked_add(values.len() as u64).is_none_or(|end| end > self.header.slots) {
+            return Err(TableError::InconsistentHeader("values written past the last slot"));
         }
-        result.map_err(io(&path))?;
-        Ok(path)
+        self.file
+            .write_all_at(values, self.header.values_offset + first_slot)
+            .map_err(|e| TableError::Io(self.temporary.clone(), e))
+    }
+
+    /// Computes the checksum over the file as written, then syncs it and renames it to its
+    /// final name. Returns the path written.
+    pub fn finish(self) -> Result<PathBuf, TableError> {
+        self.finish_with(None)
+    }
+
+    /// [`TableWriter::finish`], with the checksum given when the caller already knows it.
+    fn finish_with(mut self, checksum: Option<u64>) -> Result<PathBuf, TableError> {
+        use std::io::Read;
+        use std::os::unix::fs::FileExt;
+        let result = (|| {
+            let checksum = match checksum {
+                Some(checksum) => checksum,
+                None => {
+                    // The checksum field is still zero, as the checksum's definition reads it.
+                    let mut hasher = Xxh3::new();
+                    let mut reader = std::io::BufReader::with_capacity(1 << 20, self.file.try_clone()?);
+                    std::io::Seek::seek(&mut reader, std::io::SeekFrom::Start(0))?;
+                    let mut buffer = vec![0u8; 1 << 20];
+                    loop {
+                        let read = reader.read(&mut buffer)?;
+                        if read == 0 {
+                            break;
+                        }
+                        hasher.update(&buffer[..read]);
+                    }
+                    hasher.digest()
+                }
+            };
+            self.file.write_all_at(&checksum.to_le_bytes(), layout::CHECKSUM.start as u64)?;
+            self.file.sync_all()?;
+            std::fs::rename(&self.temporary, &self.path)?;
+            // Make the rename itself durable.
+            std::fs::File::open(&self.dir)?.sync_all()
+        })();
+        result.map_err(|e| TableError::Io(self.path.clone(), e))?;
+        self.finished = true;
+        Ok(self.path.clone())
+    }
+}
+
+impl Drop for TableWriter {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = std::fs::remove_file(&self.temporary);
+        }
     }
 }
 

@@ -27,8 +27,8 @@ mod table;
 mod value;
 
 pub use audit::{audit, implied_value, AuditReport, Violation, REPORTED_VIOLATIONS};
-pub use checkpoint::{CheckpointError, Checkpoints};
-pub use format::{layout, CorruptValue, Header, SolvedTable, Statistics, TableError, EXTENSION, MAGIC, VERSION};
+pub use checkpoint::{fingerprint as index_fingerprint, CheckpointError, Checkpoints};
+pub use format::{layout, CorruptValue, Header, SolvedTable, Statistics, TableError, TableWriter, EXTENSION, MAGIC, VERSION};
 pub use memory::{available_memory, solve_memory_needed};
 pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeResult, Tablebase};
 pub use progress::{Progress, Silent};

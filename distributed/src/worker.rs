@@ -1,0 +1,435 @@
+//! One timely worker's part of a solve: the dataflow that carries updates, notes and table
+//! blocks between workers, and the sequence of rounds every worker runs in step.
+//!
+//! Every worker runs the same rounds in the same order: a round ends with [`Network::round`],
+//! which returns once timely's progress tracking shows that everything any worker sent in
+//! the round has been delivered and applied, together with every worker's note for the round.
+//! All decisions that must agree (resume level, end of a level, checkpoint, end of the solve,
+//! a failure anywhere) are taken from those notes, which every worker sees alike.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use shogi4_engine::MaterialIndex;
+use shogi4_tablebase::{Statistics, TableWriter};
+use timely::container::CapacityContainerBuilder;
+use timely::dataflow::channels::pact::Pipeline;
+use timely::dataflow::operators::generic::operator::Operator;
+use timely::dataflow::operators::vec::Broadcast;
+use timely::dataflow::operators::{Exchange, Input, Probe};
+use timely::dataflow::{InputHandle, ProbeHandle};
+use timely::worker::Worker;
+
+use crate::checkpoint::{self, Identity};
+use crate::share::{Partition, Scanned, Share};
+use crate::{ClusterError, Event, Job, LevelSummary, Outcome, Topology};
+
+/// A predecessor update on the wire: the slot in the low 48 bits (the full game has 2^45
+/// slots), the level in the high 16, so that an update that arrives early (its sender already
+/// in the next level) is still applied as its own level's.
+const SLOT_BITS: u32 = 48;
+
+fn pack(slot: u64, level: u32) -> u64 {
+    debug_assert!(slot < 1 << SLOT_BITS && level < 1 << (64 - SLOT_BITS));
+    slot | u64::from(level) << SLOT_BITS
+}
+
+fn unpack(update: u64) -> (u64, u32) {
+    (update & ((1 << SLOT_BITS) - 1), (update >> SLOT_BITS) as u32)
+}
+
+/// A worker's statistics on the wire.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct WireStatistics {
+    positions: u64,
+    wins: u64,
+    losses: u64,
+    draws: u64,
+    max_dtw: u32,
+    histogram: Vec<u64>,
+}
+
+/// What a worker tells every worker at the end of a round.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+struct Note {
+    worker: usize,
+    /// Slots of the level found (or, in the round after init, wins in 1).
+    found: u64,
+    edges: u64,
+    exchanged: u64,
+    network: u64,
+    /// This worker has nothing more to send for the current step.
+    done: bool,
+    /// This worker's clock says a checkpoint is due.
+    checkpoint_due: bool,
+    /// Levels this worker can resume from (the first round only).
+    restorable: Vec<u32>,
+    /// Its share's statistics and overflow entries (before the table is written).
+    statistics: Option<WireStatistics>,
+    overflow: Vec<(u64, u32)>,
+    /// Why this worker failed, if it did: every worker then stops.
+    problem: Option<String>,
+}
+
+type Notes = Rc<RefCell<Vec<(u64, Note)>>>;
+type Blocks = Rc<RefCell<Vec<(u64, Vec<u8>)>>>;
+
+/// The dataflow's inputs and what it delivers, for one worker.
+struct Network {
+    updates: InputHandle<u64, CapacityContainerBuilder<Vec<u64>>>,
+    notes: InputHandle<u64, CapacityContainerBuilder<Vec<Note>>>,
+    blocks: InputHandle<u64, CapacityContainerBuilder<Vec<(u64, Vec<u8>)>>>,
+    probe: ProbeHandle<u64>,
+    inbox: Notes,
+    received_blocks: Blocks,
+    round: u64,
+}
+
+impl Network {
+    /// Builds the dataflow: updates to their slot's owner, applied there; notes to everyone;
+    /// table blocks to worker 0. One probe watches all three.
+    fn build(worker: &mut Worker, share: Rc<RefCell<Share>>, partition: Partition) -> Network {
+        let mut updates = InputHandle::new();
+        let mut notes = InputHandle::new();
+        let mut blocks = InputHandle::new();
+        let probe = ProbeHandle::new();
+        let inbox: Notes = Rc::default();
+        let received_blocks: Blocks = Rc::default();
+        let (inbox_in, blocks_in) = (inbox.clone(), received_blocks.clone());
+        worker.dataflow::<u64, _, _>(|scope| {
+            scope
+                .input_from(&mut updates)
+                .exchange(move |&update: &u64| partition.owner(unpack(update).0) as u64)
+                .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "Apply", move |_, _| {
+                    move |input, _| {
+                        input.for_each(|_, data: &mut Vec<u64>| {
+                            let mut share = share.borrow_mut();
+                            for &update in data.iter() {
+                                let (slot, level) = unpack(update);
+                                share.apply(slot, level);
+                            }
+                        })
+                    }
+                })
+                .probe_with(&probe);
+            scope
+                .input_from(&mut notes)
+                .broadcast()
+                .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "Notes", move |_, _| {
+                    move |input, _| {
+                        input.for_each(|capability, data: &mut Vec<Note>| {
+                            // Notes are sent from an input at its current time: never stampless.
+                            let round = capability.least().copied().unwrap_or_default();
+                            inbox_in.borrow_mut().extend(data.drain(..).map(|note| (round, note)))
+                        })
+                    }
+                })
+                .probe_with(&probe);
+            scope
+                .input_from(&mut blocks)
+                .exchange(|_: &(u64, Vec<u8>)| 0)
+                .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "Blocks", move |_, _| {
+                    move |input, _| {
+                        input.for_each(|_, data: &mut Vec<(u64, Vec<u8>)>| blocks_in.borrow_mut().append(data))
+                    }
+                })
+                .probe_with(&probe);
+        });
+        Network { updates, notes, blocks, probe, inbox, received_blocks, round: 0 }
+    }
+
+    /// Ends the current round with this worker's `note`: waits until everything sent in the
+    /// round has been applied everywhere, and returns every worker's note, in worker order;
+    /// an error if any worker reported a problem.
+    fn round(&mut self, worker: &mut Worker, note: Note) -> Result<Vec<Note>, ClusterError> {
+        self.notes.send(note);
+        let (round, next) = (self.round, self.round + 1);
+        self.updates.advance_to(next);
+        self.notes.advance_to(next);
+        self.blocks.advance_to(next);
+        let probe = &self.probe;
+        worker.step_or_park_while(Some(Duration::from_millis(1)), || probe.less_equal(&round));
+        self.round = next;
+        // Faster workers may already have sent notes of the next round.
+        let mut notes = Vec::with_capacity(worker.peers());
+        self.inbox.borrow_mut().retain(|(time, note)| {
+            if *time == round {
+                notes.push(note.clone());
+            }
+            *time != round
+        });
+        notes.sort_by_key(|n| n.worker);
+        debug_assert_eq!(notes.len(), worker.peers());
+        match notes.iter().find(|n| n.problem.is_some()) {
+            Some(failed) => Err(ClusterError::Peer {
+                worker: failed.worker,
+                reason: failed.problem.clone().unwrap_or_default(),
+            }),
+            None => Ok(notes),
+        }
+    }
+}
+
+/// Runs `job` on this process's workers.
+pub(crate) fn run(job: Job, topology: Topology) -> Result<Option<Outcome>, ClusterError> {
+    let communication = match &topology {
+        Topology::Threads(workers) => timely::CommunicationConfig::Process((*workers).max(1)),
+        Topology::Member { workers, process, addresses } => timely::CommunicationConfig::Cluster {
+            threads: *workers,
+            process: *process,
+            addresses: addresses.clone(),
+            report: false,
+            zerocopy: false,
+        },
+    };
+    let config = timely::Config { communication, worker: timely::WorkerConfig::default() };
+    let place = Place { process: topology.process(), per_process: topology.workers_per_process().max(1) };
+    let guards = timely::execute(config, move |worker| solve_worker(worker, &job, place)).map_err(ClusterError::Dataflow)?;
+    let mut outcome = None;
+    let mut failure = None;
+    for result in guards.join() {
+        match result {
+            Ok(Ok(Some(o))) => outcome = Some(o),
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => {
+                // The worker that failed says why; the others only name it.
+                if failure.is_none() || matches!(failure, Some(ClusterError::Peer { .. })) {
+                    failure = Some(e);
+                }
+            }
+            Err(panic) => failure = Some(ClusterError::Dataflow(format!("a worker stopped: {panic}"))),
+        }
+    }
+    match failure {
+        Some(e) => Err(e),
+        None => Ok(outcome),
+    }
+}
+
+/// Where this process's workers sit in the cluster.
+#[derive(Clone, Copy)]
+struct Place {
+    process: usize,
+    per_process: usize,
+}
+
+fn wire(statistics: Statistics) -> WireStatistics {
+    let Statistics { positions, wins, losses, draws, max_dtw, histogram } = statistics;
+    WireStatistics { positions, wins, losses, draws, max_dtw, histogram }
+}
+
+fn unwire(w: WireStatistics) -> Statistics {
+    let WireStatistics { positions, wins, losses, draws, max_dtw, histogram } = w;
+    Statistics { positions, wins, losses, draws, max_dtw, histogram }
+}
+
+fn solve_worker(worker: &mut Worker, job: &Job, place: Place) -> Result<Option<Outcome>, ClusterError> {
+    let started = Instant::now();
+    let (me, peers) = (worker.index(), worker.peers());
+    let index = MaterialIndex::new(job.material);
+    let partition = Partition::new(index.slots(), peers);
+    let share = Rc::new(RefCell::new(Share::new(partition.range(me), job.max_inline)));
+    let mut network = Network::build(worker, share.clone(), partition);
+    let identity = Identity { index: &index, peers, worker: me };
+    let dir = checkpoint::dir_of(&job.out, job.material);
+    let local_workers = place.process * place.per_process..(place.process + 1) * place.per_process;
+    let leader = me == local_workers.start;
+    let process_of = |w: usize| w / place.per_process;
+    let report = |event: Event| {
+        if me == 0 {
+            (job.events)(&event)
+        }
+    };
+    // A failure is reported in the next round's note, so that every worker stops together.
+    let mut problem: Option<String> = None;
+    let note = |problem: &mut Option<String>| Note { worker: me, problem: problem.take(), ..Note::default() };
+
+    // The resume level: the last one every worker can restore.
+    let mut first = note(&mut problem);
+    if job.checkpoint_every.is_some() {
+        match identity.restorable(&dir, place.process) {
+            Ok(levels) => first.restorable = levels,
+            Err(e) => first.problem = Some(e.to_string()),
+        }
+    }
+    let notes = network.round(worker, first)?;
+    let common = notes[0]
+        .restorable
+        .iter()
+        .copied()
+        .filter(|level| notes.iter().all(|n| n.restorable.contains(level)))
+        .max();
+
+    // Init, or the restored shares.
+    let mut after_init = note(&mut problem);
+    let wins_in_one = match common {
+        Some(level) => match identity.read(&dir, &mut share.borrow_mut(), level) {
+            Ok(wins) => wins,
+            Err(e) => {
+                after_init.problem = Some(e.to_string());
+                0
+            }
+        },
+        None => {
+            let counts = share.borrow_mut().init(&index);
+            after_init.edges = counts.edges;
+            counts.wins_in_one
+        }
+    };
+    after_init.found = wins_in_one;
+    let notes = network.round(worker, after_init)?;
+    let all_wins_in_one: u64 = notes.iter().map(|n| n.found).sum();
+    let mut edges: u64 = notes.iter().map(|n| n.edges).sum();
+    let (mut exchanged, mut network_updates) = (0, 0);
+    report(Event::Started { peers, slots: index.slots(), resumed_after: common });
+
+    let mut n = common.map_or(0, |level| level + 1);
+    let mut last_checkpoint = Instant::now();
+    let mut last_write = Duration::ZERO;
+    let mut batch = Vec::with_capacity(job.batch + 2048);
+    loop {
+        let mut summary = LevelSummary { level: n, ..LevelSummary::default() };
+        let mut next = 0;
+        let mut done = false;
+        let checkpoint_due;
+        loop {
+            let mut scanned = Scanned { done: true, ..Scanned::default() };
+            let mut mine = note(&mut problem);
+            if n == 1 {
+                // Wins in 1 only count down, and init did that; the level is a formality.
+                scanned.found = if me == 0 { all_wins_in_one } else { 0 };
+            } else if !done {
+                scanned = share.borrow().scan(&index, n, &mut next, job.batch, &mut batch);
+                for &slot in &batch {
+                    let owner = partition.owner(slot);
+                    mine.exchanged += u64::from(owner != me);
+                    mine.network += u64::from(process_of(owner) != place.process);
+                }
+                batch.iter_mut().for_each(|slot| *slot = pack(*slot, n));
+                network.updates.send_batch(&mut batch);
+                batch.clear();
+            }
+            done = scanned.done;
+            mine.found = scanned.found;
+            mine.edges = scanned.edges;
+            mine.done = done;
+            mine.checkpoint_due =
+                job.checkpoint_every.is_some_and(|every| last_checkpoint.elapsed() >= every.max(20 * last_write));
+            let notes = network.round(worker, mine)?;
+            summary.rounds += 1;
+            for n in &notes {
+                summary.decided += n.found;
+                summary.edges += n.edges;
+                summary.exchanged += n.exchanged;
+                summary.network += n.network;
+            }
+            if notes.iter().all(|n| n.done) {
+                checkpoint_due = notes.iter().any(|n| n.checkpoint_due);
+                break;
+            }
+        }
+        summary.elapsed = started.elapsed().as_secs_f64();
+        edges += summary.edges;
+        exchanged += summary.exchanged;
+        network_updates += summary.network;
+        report(Event::Level(summary));
+        // Levels above 1 are only ever created by the level before them.
+        if summary.decided == 0 && n >= 1 {
+            break;
+        }
+        // Level 1 is a formality (its count comes from init), so the first checkpoint that a
+        // resume can use follows it, as in the in-memory solver.
+        if checkpoint_due && n >= 1 {
+            let writing = Instant::now();
+            let mut written = note(&mut problem);
+            if let Err(e) = identity.write(&dir, &share.borrow(), n, wins_in_one) {
+                written.problem = Some(e.to_string());
+            }
+            last_write = writing.elapsed();
+            // Past this round every worker's share after level n is on disk.
+            network.round(worker, written)?;
+            if leader {
+                let committed = checkpoint::commit(&dir, place.process, local_workers.clone(), job.material, peers, n);
+                problem = committed.err().map(|e| e.to_string());
+            }
+            last_checkpoint = Instant::now();
+            report(Event::Checkpointed(n));
+        }
+        n += 1;
+    }
+
+    // The table: statistics and overflow entries to everyone, then the shares' bytes to
+    // worker 0, which writes them at their slots.
+    let mut closing = note(&mut problem);
+    {
+        let share = share.borrow();
+        closing.statistics = Some(wire(Statistics::of_values(&share.values, &share.overflow)));
+        closing.overflow = share.overflow.clone();
+    }
+    let notes = network.round(worker, closing)?;
+    report(Event::Writing);
+    let mut writer = None;
+    if me == 0 {
+        let mut statistics = Statistics::default();
+        let mut overflow = Vec::new();
+        for n in notes {
+            statistics.merge(&unwire(n.statistics.unwrap_or_default()));
+            overflow.extend(n.overflow);
+        }
+        overflow.sort_unstable();
+        match TableWriter::create(&job.out, job.material, index.slots(), &statistics, &overflow) {
+            Ok(w) => writer = Some((w, statistics)),
+            Err(e) => problem = Some(e.to_string()),
+        }
+    }
+    let block = ((16 << 20) / peers).clamp(64 << 10, 4 << 20);
+    let mut sent = 0;
+    loop {
+        let mut mine = note(&mut problem);
+        {
+            let share = share.borrow();
+            let end = (sent + block).min(share.values.len());
+            if sent < end {
+                network.blocks.send((share.range.start + sent as u64, share.values[sent..end].to_vec()));
+            }
+            sent = end;
+            mine.done = sent == share.values.len();
+        }
+        let notes = network.round(worker, mine)?;
+        if let Some((w, _)) = writer.as_mut() {
+            for (slot, bytes) in network.received_blocks.borrow_mut().drain(..) {
+                if let Err(e) = w.write_values(slot, &bytes) {
+                    problem.get_or_insert(e.to_string());
+                }
+            }
+        }
+        if notes.iter().all(|n| n.done) {
+            break;
+        }
+    }
+    let mut outcome = None;
+    if let Some((w, statistics)) = writer {
+        match w.finish() {
+            Ok(path) => {
+                outcome = Some(Outcome {
+                    path,
+                    statistics,
+                    seconds: started.elapsed().as_secs_f64(),
+                    edges,
+                    exchanged,
+                    network: network_updates,
+                    resumed_after: common,
+                })
+            }
+            Err(e) => problem = Some(e.to_string()),
+        }
+    }
+    // Whether the table is written, for everyone: only then do the checkpoints go.
+    network.round(worker, note(&mut problem))?;
+    if leader && job.checkpoint_every.is_some() {
+        checkpoint::remove(&dir, place.process, local_workers, peers);
+    }
+    Ok(outcome)
+}
