@@ -24,6 +24,8 @@ pub enum CliError {
     AuditFailed(usize),
     /// Arguments that make no sense together.
     Usage(String),
+    /// A distributed solve failed.
+    Cluster(String),
 }
 
 impl fmt::Display for CliError {
@@ -36,6 +38,7 @@ impl fmt::Display for CliError {
             CliError::Store(e) => write!(f, "{e}"),
             CliError::AuditFailed(n) => write!(f, "{n} table(s) failed the audit"),
             CliError::Usage(message) => write!(f, "{message}"),
+            CliError::Cluster(message) => write!(f, "{message}"),
         }
     }
 }
@@ -48,7 +51,7 @@ impl std::error::Error for CliError {
             CliError::Table(e) => Some(e),
             CliError::Probe(e) => Some(e),
             CliError::Store(e) => Some(e),
-            CliError::AuditFailed(_) | CliError::Usage(_) => None,
+            CliError::AuditFailed(_) | CliError::Usage(_) | CliError::Cluster(_) => None,
         }
     }
 }
@@ -67,6 +70,7 @@ impl CliError {
             CliError::Table(_) => Problem::new("table-unusable", "Table unusable", 500, self.to_string()),
             CliError::Store(_) => Problem::new("proof-store", "Proof store unusable", 500, self.to_string()),
             CliError::AuditFailed(_) => Problem::new("audit-failed", "Audit failed", 500, self.to_string()),
+            CliError::Cluster(_) => Problem::new("cluster-failed", "Distributed solve failed", 500, self.to_string()),
         }
     }
 }

@@ -71,8 +71,23 @@ enum Command {
         #[arg(long, default_value_t = 60, requires = "resume")]
         checkpoint_secs: u64,
         /// Worker threads (default: all cores).
-        #[arg(long)]
+        #[arg(long, conflicts_with_all = ["cluster", "hostfile"])]
         threads: Option<usize>,
+        /// Solve one closed game on a cluster of processes on this machine, `local:N`,
+        /// connected over TCP on loopback (`local:1`: one process, its workers threads).
+        #[arg(long, value_name = "local:N", conflicts_with = "hostfile")]
+        cluster: Option<String>,
+        /// With --cluster or --hostfile: worker threads in each process.
+        #[arg(long, default_value_t = 1)]
+        workers: usize,
+        /// Run one process of a cluster spread over several hosts: FILE has one `host:port`
+        /// per process (blank lines and `#` comments are skipped); every process gets the
+        /// same file and its own --process.
+        #[arg(long, value_name = "FILE", requires = "process")]
+        hostfile: Option<PathBuf>,
+        /// With --hostfile: this process's line in the host file, from 0.
+        #[arg(long, requires = "hostfile")]
+        process: Option<usize>,
         /// Print one JSON object of statistics per table (JSON Lines) instead.
         #[arg(long)]
         json: bool,
@@ -251,10 +266,28 @@ fn run(cli: Cli) -> Result<(), CliError> {
             resume,
             checkpoint_secs,
             threads,
+            cluster,
+            workers,
+            hostfile,
+            process,
             json,
         } => {
-            let selection = commands::solve::Selection { materials, all_up_to: max_pieces.filter(|_| all) };
             let checkpoints = resume.then(|| std::time::Duration::from_secs(checkpoint_secs));
+            let place = match (cluster, hostfile, process) {
+                (Some(spec), _, _) => Some(commands::cluster::Place::parse_local(&spec)?),
+                (None, Some(file), Some(process)) => Some(commands::cluster::Place::from_hostfile(&file, process)?),
+                _ => None,
+            };
+            if let Some(place) = place {
+                if all || missing || max_memory.is_some() || materials.len() != 1 {
+                    return Err(CliError::Usage(
+                        "a cluster solves one closed game: name it, without --all, --missing or --max-memory".into(),
+                    ));
+                }
+                let options = commands::cluster::Options { out, workers, checkpoints, json };
+                return commands::cluster::run(&materials[0], place, &options);
+            }
+            let selection = commands::solve::Selection { materials, all_up_to: max_pieces.filter(|_| all) };
             with_threads(threads, || commands::solve::run(selection, &out, missing, max_memory, checkpoints, json))
         }
         Command::Bench { material, threads, json } => with_threads(threads, || commands::solve::bench(&material, json)),

@@ -148,7 +148,9 @@ impl Identity<'_> {
         }
         share.overflow = tail
             .chunks_exact(12)
-            .map(|e| (u64::from_le_bytes(e[..8].try_into().expect("8")), u32::from_le_bytes(e[8..].try_into().expect("4"))))
+            .map(|e| {
+                (u64::from_le_bytes(e[..8].try_into().expect("8")), u32::from_le_bytes(e[8..].try_into().expect("4")))
+            })
             .collect();
         Ok(wins_in_one)
     }

@@ -163,10 +163,9 @@ impl Network {
         notes.sort_by_key(|n| n.worker);
         debug_assert_eq!(notes.len(), worker.peers());
         match notes.iter().find(|n| n.problem.is_some()) {
-            Some(failed) => Err(ClusterError::Peer {
-                worker: failed.worker,
-                reason: failed.problem.clone().unwrap_or_default(),
-            }),
+            Some(failed) => {
+                Err(ClusterError::Peer { worker: failed.worker, reason: failed.problem.clone().unwrap_or_default() })
+            }
             None => Ok(notes),
         }
     }
@@ -186,7 +185,8 @@ pub(crate) fn run(job: Job, topology: Topology) -> Result<Option<Outcome>, Clust
     };
     let config = timely::Config { communication, worker: timely::WorkerConfig::default() };
     let place = Place { process: topology.process(), per_process: topology.workers_per_process().max(1) };
-    let guards = timely::execute(config, move |worker| solve_worker(worker, &job, place)).map_err(ClusterError::Dataflow)?;
+    let guards =
+        timely::execute(config, move |worker| solve_worker(worker, &job, place)).map_err(ClusterError::Dataflow)?;
     let mut outcome = None;
     let mut failure = None;
     for result in guards.join() {
@@ -255,12 +255,8 @@ fn solve_worker(worker: &mut Worker, job: &Job, place: Place) -> Result<Option<O
         }
     }
     let notes = network.round(worker, first)?;
-    let common = notes[0]
-        .restorable
-        .iter()
-        .copied()
-        .filter(|level| notes.iter().all(|n| n.restorable.contains(level)))
-        .max();
+    let common =
+        notes[0].restorable.iter().copied().filter(|level| notes.iter().all(|n| n.restorable.contains(level))).max();
 
     // Init, or the restored shares.
     let mut after_init = note(&mut problem);
@@ -315,8 +311,11 @@ fn solve_worker(worker: &mut Worker, job: &Job, place: Place) -> Result<Option<O
             mine.found = scanned.found;
             mine.edges = scanned.edges;
             mine.done = done;
-            mine.checkpoint_due =
-                job.checkpoint_every.is_some_and(|every| last_checkpoint.elapsed() >= every.max(20 * last_write));
+            // Zero means after every level; otherwise at most every `every`, and never sooner
+            // than 20 times the last write took (so checkpoints cost at most a twentieth).
+            mine.checkpoint_due = job
+                .checkpoint_every
+                .is_some_and(|every| every.is_zero() || last_checkpoint.elapsed() >= every.max(20 * last_write));
             let notes = network.round(worker, mine)?;
             summary.rounds += 1;
             for n in &notes {

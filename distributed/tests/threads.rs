@@ -18,9 +18,10 @@ fn every_small_game_on_one_to_sixteen_threads() {
         let expected = in_memory(material, reference.path());
         for workers in [1, 2, 3, 16] {
             let out = tempfile::tempdir().unwrap();
-            let outcome = solve(Job::new(material.parse().unwrap(), out.path().to_path_buf()), Topology::Threads(workers))
-                .unwrap()
-                .expect("this process is process 0");
+            let outcome =
+                solve(Job::new(material.parse().unwrap(), out.path().to_path_buf()), Topology::Threads(workers))
+                    .unwrap()
+                    .expect("this process is process 0");
             assert!(std::fs::read(&outcome.path).unwrap() == expected, "{material} on {workers} workers");
             assert_eq!(outcome.exchanged > 0, workers > 1 && material != "KK", "{material} on {workers}");
             assert_eq!(outcome.network, 0, "threads exchange nothing over the network");

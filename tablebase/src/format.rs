@@ -503,7 +503,8 @@ impl SolvedTable {
     /// name. Returns the path written.
     pub fn write_to_dir(&self, dir: &Path) -> Result<PathBuf, TableError> {
         let header = self.header();
-        let mut writer = TableWriter::create(dir, self.material, self.values.len() as u64, &self.statistics, &self.overflow)?;
+        let mut writer =
+            TableWriter::create(dir, self.material, self.values.len() as u64, &self.statistics, &self.overflow)?;
         writer.write_values(0, &self.values)?;
         writer.finish_with(Some(header.checksum))
     }
@@ -553,7 +554,8 @@ impl TableWriter {
         // same process id is removed first, and nobody else's file is ever written through.
         let _ = std::fs::remove_file(&temporary);
         let io = |e| TableError::Io(temporary.clone(), e);
-        let mut file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&temporary).map_err(io)?;
+        let mut file =
+            std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&temporary).map_err(io)?;
         let writer = TableWriter {
             header,
             file: file.try_clone().map_err(io)?,

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod audit;
+pub mod cluster;
 pub mod count;
 pub mod info;
 pub mod perft;
@@ -47,8 +48,19 @@ pub fn statistics_json(s: &Statistics) -> serde_json::Map<String, serde_json::Va
 
 /// Wins, losses, draws (counts and percentages) and the longest distance, one per line.
 pub fn print_outcomes(s: &Statistics, indent: &str) {
-    println!("{indent}wins        {} ({})", grouped(s.wins), percent(s.wins, s.positions));
-    println!("{indent}losses      {} ({})", grouped(s.losses), percent(s.losses, s.positions));
-    println!("{indent}draws       {} ({})", grouped(s.draws), percent(s.draws, s.positions));
-    println!("{indent}max dtw     {}", s.max_dtw);
+    print!("{}", outcomes_text(s, indent));
+}
+
+/// The lines [`print_outcomes`] prints.
+pub fn outcomes_text(s: &Statistics, indent: &str) -> String {
+    format!(
+        "{indent}wins        {} ({})\n{indent}losses      {} ({})\n{indent}draws       {} ({})\n{indent}max dtw     {}\n",
+        grouped(s.wins),
+        percent(s.wins, s.positions),
+        grouped(s.losses),
+        percent(s.losses, s.positions),
+        grouped(s.draws),
+        percent(s.draws, s.positions),
+        s.max_dtw
+    )
 }

@@ -1,0 +1,301 @@
+//! `shogi4 solve GAME --cluster local:N` and `--hostfile FILE --process I`: the distributed
+//! solve (`shogi4-distributed`). A local cluster is N copies of this program, each one
+//! process of the cluster, connected over loopback; this process starts them, passes
+//! process 0's output through, and stops them all if one fails.
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use shogi4_distributed::{solve, Event, Job, Outcome, Topology, UPDATE_BYTES};
+use shogi4_engine::Material;
+
+use super::{grouped, outcomes_text, statistics_json};
+use crate::error::CliError;
+
+/// Where this process's part of the cluster runs.
+pub enum Place {
+    /// Start N processes on this machine (N = 1: this process alone, its workers threads).
+    Local(usize),
+    /// Be process `process` of the cluster listed in a host file.
+    Member {
+        /// `host:port` of every process.
+        addresses: Vec<String>,
+        /// This one's index.
+        process: usize,
+    },
+}
+
+impl Place {
+    /// `local:N`.
+    pub fn parse_local(spec: &str) -> Result<Place, CliError> {
+        let processes =
+            spec.strip_prefix("local:").and_then(|n| n.parse::<usize>().ok()).filter(|&n| (1..=64).contains(&n));
+        processes.map(Place::Local).ok_or_else(|| {
+            CliError::Usage(format!(
+                "--cluster {spec:?}: expected local:N with N from 1 to 64 (for several hosts use --hostfile)"
+            ))
+        })
+    }
+
+    /// One `host:port` per line; blank lines and `#` comments skipped.
+    pub fn from_hostfile(path: &Path, process: usize) -> Result<Place, CliError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| CliError::Usage(format!("--hostfile {}: {e}", path.display())))?;
+        let mut addresses = Vec::new();
+        for (number, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let valid =
+                line.rsplit_once(':').is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+            if !valid {
+                return Err(CliError::Usage(format!(
+                    "--hostfile {} line {}: {line:?} is not host:port",
+                    path.display(),
+                    number + 1
+                )));
+            }
+            addresses.push(line.to_string());
+        }
+        if process >= addresses.len() {
+            return Err(CliError::Usage(format!(
+                "--process {process}: the host file lists {} processes (0 to {})",
+                addresses.len(),
+                addresses.len().saturating_sub(1)
+            )));
+        }
+        Ok(Place::Member { addresses, process })
+    }
+}
+
+/// What every process of the solve is told.
+pub struct Options {
+    /// Where the table goes.
+    pub out: PathBuf,
+    /// Worker threads per process.
+    pub workers: usize,
+    /// `--resume` and the least time between checkpoints.
+    pub checkpoints: Option<Duration>,
+    /// JSON Lines instead of text.
+    pub json: bool,
+}
+
+pub fn run(material: &str, place: Place, options: &Options) -> Result<(), CliError> {
+    let material: Material = material.parse()?;
+    if !(1..=256).contains(&options.workers) {
+        return Err(CliError::Usage("--workers: from 1 to 256 per process".into()));
+    }
+    match place {
+        Place::Local(1) => solve_here(material, Topology::Threads(options.workers), options, &mut std::io::stdout()),
+        Place::Local(processes) => launch(material, processes, options),
+        Place::Member { addresses, process } => {
+            shogi4_distributed::stop_when_a_peer_is_lost();
+            let mut stdout = stdout_apart()?;
+            let topology = Topology::Member { workers: options.workers, process, addresses };
+            solve_here(material, topology, options, &mut stdout)
+        }
+    }
+}
+
+/// Standard output for this command's own report, with file descriptor 1 pointed at standard
+/// error: timely's network layer prints its connection messages to standard output, which
+/// would otherwise break `--json` output.
+fn stdout_apart() -> Result<std::fs::File, CliError> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: plain descriptor calls; the duplicate is owned by the returned File alone.
+    unsafe {
+        let kept = libc::dup(1);
+        if kept < 0 || libc::dup2(2, 1) < 0 {
+            return Err(io_error(std::io::Error::last_os_error()));
+        }
+        Ok(std::fs::File::from_raw_fd(kept))
+    }
+}
+
+/// Runs this process's share; process 0 reports on `out`.
+fn solve_here(material: Material, topology: Topology, options: &Options, out: &mut dyn Write) -> Result<(), CliError> {
+    let mut job = Job::new(material, options.out.clone());
+    job.checkpoint_every = options.checkpoints;
+    let json = options.json;
+    let slots = shogi4_engine::MaterialIndex::new(material).slots();
+    let decided = std::sync::atomic::AtomicU64::new(0);
+    job.events = Arc::new(move |event| {
+        if json {
+            return;
+        }
+        match event {
+            Event::Started { peers, resumed_after, .. } => match resumed_after {
+                Some(level) => eprintln!("{material}: {peers} workers, resuming after level {level}"),
+                None => eprintln!("{material}: {peers} workers, {} slots", grouped(slots)),
+            },
+            Event::Level(level) => {
+                let so_far = decided.fetch_add(level.decided, std::sync::atomic::Ordering::Relaxed) + level.decided;
+                eprintln!(
+                    "  level {:>3}  {:>14} decided ({:>5.1}% of slots so far)  {:>15} edges  {:>9.1} MB exchanged, \
+                     {:>9.1} MB between processes  {} rounds  {:.1} s",
+                    level.level,
+                    grouped(level.decided),
+                    100.0 * so_far as f64 / slots as f64,
+                    grouped(level.edges),
+                    (level.exchanged * UPDATE_BYTES) as f64 / 1e6,
+                    (level.network * UPDATE_BYTES) as f64 / 1e6,
+                    level.rounds,
+                    level.elapsed
+                );
+            }
+            Event::Checkpointed(level) => eprintln!("  checkpoint after level {level}"),
+            Event::Writing => eprintln!("  writing the table"),
+        }
+    });
+    let outcome = solve(job, topology.clone()).map_err(|e| CliError::Cluster(e.to_string()))?;
+    if let Some(outcome) = outcome {
+        report(material, &topology, &outcome, json, out).map_err(io_error)?;
+    }
+    Ok(())
+}
+
+fn report(
+    material: Material,
+    topology: &Topology,
+    outcome: &Outcome,
+    json: bool,
+    out: &mut dyn Write,
+) -> std::io::Result<()> {
+    let processes = topology.peers() / topology.workers_per_process();
+    let per_edge = |updates: u64| (updates * UPDATE_BYTES) as f64 / outcome.edges.max(1) as f64;
+    if json {
+        let mut fields = statistics_json(&outcome.statistics);
+        fields.extend([
+            ("material".to_string(), json!(material.to_string())),
+            ("processes".to_string(), json!(processes)),
+            ("workers".to_string(), json!(topology.peers())),
+            ("seconds".to_string(), json!(outcome.seconds)),
+            ("edges".to_string(), json!(outcome.edges)),
+            ("edges_per_second".to_string(), json!(outcome.edges as f64 / outcome.seconds)),
+            ("exchanged_bytes_per_edge".to_string(), json!(per_edge(outcome.exchanged))),
+            ("network_bytes_per_edge".to_string(), json!(per_edge(outcome.network))),
+            ("resumed_after".to_string(), json!(outcome.resumed_after)),
+            ("peak_rss_bytes".to_string(), json!(shogi4_tablebase::peak_rss_bytes())),
+            ("path".to_string(), json!(outcome.path.display().to_string())),
+        ]);
+        return writeln!(out, "{}", serde_json::Value::Object(fields));
+    }
+    writeln!(out, "{material}: {} positions", grouped(outcome.statistics.positions))?;
+    write!(out, "{}", outcomes_text(&outcome.statistics, "  "))?;
+    writeln!(
+        out,
+        "  time        {:.2} s on {processes} processes × {} workers, {} edges, {:.1} M edges/s",
+        outcome.seconds,
+        topology.workers_per_process(),
+        grouped(outcome.edges),
+        outcome.edges as f64 / outcome.seconds / 1e6
+    )?;
+    writeln!(
+        out,
+        "  exchanged   {:.2} bytes per edge between workers, {:.2} between processes",
+        per_edge(outcome.exchanged),
+        per_edge(outcome.network)
+    )?;
+    writeln!(out, "  written     {}", outcome.path.display())
+}
+
+/// Starts `processes` copies of this program as one cluster on loopback, and waits for them.
+fn launch(material: Material, processes: usize, options: &Options) -> Result<(), CliError> {
+    // Free ports, found by binding to port 0; released just before the processes bind them.
+    let listeners: Vec<TcpListener> =
+        (0..processes).map(|_| TcpListener::bind("127.0.0.1:0")).collect::<Result<_, _>>().map_err(io_error)?;
+    let addresses: Vec<String> =
+        listeners.iter().map(|l| l.local_addr().map(|a| a.to_string())).collect::<Result<_, _>>().map_err(io_error)?;
+    drop(listeners);
+    std::fs::create_dir_all(&options.out).map_err(io_error)?;
+    let hostfile = options.out.join(format!(".{material}.hosts-{}", std::process::id()));
+    std::fs::write(&hostfile, addresses.join("\n") + "\n").map_err(io_error)?;
+    let exe = std::env::current_exe().map_err(io_error)?;
+    let mut children = Vec::with_capacity(processes);
+    for process in 0..processes {
+        let mut command = Command::new(&exe);
+        command
+            .args(["solve", &material.to_string(), "--out"])
+            .arg(&options.out)
+            .args(["--workers", &options.workers.to_string(), "--hostfile"])
+            .arg(&hostfile)
+            .args(["--process", &process.to_string()]);
+        if let Some(every) = options.checkpoints {
+            command.args(["--resume", "--checkpoint-secs", &every.as_secs().to_string()]);
+        }
+        if options.json {
+            command.arg("--json");
+        }
+        // Process 0 speaks for the cluster; the others only report errors.
+        if process > 0 {
+            command.stdout(Stdio::null());
+        }
+        die_with_parent(&mut command);
+        children.push(command.spawn().map_err(io_error)?);
+    }
+    let result = wait_all(&mut children);
+    let _ = std::fs::remove_file(&hostfile);
+    result
+}
+
+/// Waits for every process; when one fails, gives the others a few seconds to stop on their
+/// own (they notice the lost connection), then kills them.
+fn wait_all(children: &mut [Child]) -> Result<(), CliError> {
+    let mut failed: Option<(usize, std::process::ExitStatus)> = None;
+    let mut failed_at = None;
+    let mut running: Vec<usize> = (0..children.len()).collect();
+    while !running.is_empty() {
+        running.retain(|&i| match children[i].try_wait() {
+            Ok(Some(status)) => {
+                if !status.success() && failed.is_none() {
+                    failed = Some((i, status));
+                    failed_at = Some(Instant::now());
+                }
+                false
+            }
+            Ok(None) => true,
+            Err(_) => false,
+        });
+        if failed_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10)) {
+            for &i in &running {
+                let _ = children[i].kill();
+                let _ = children[i].wait();
+            }
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    match failed {
+        Some((process, status)) => Err(CliError::Cluster(format!(
+            "process {process} of the cluster failed ({status}); the others were stopped. Run again with --resume to \
+             continue from the last checkpoint"
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The kernel kills the child when this process dies, even by `kill -9`: a cluster never
+/// outlives the command that started it.
+fn die_with_parent(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs between fork and exec and calls only prctl, which is
+    // async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+fn io_error(e: std::io::Error) -> CliError {
+    CliError::Cluster(format!("starting the cluster: {e}"))
+}
