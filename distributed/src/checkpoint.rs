@@ -220,7 +220,11 @@ pub fn remove(dir: &Path, process: usize, workers: std::ops::Range<usize>, peers
     if let Ok(entries) = std::fs::read_dir(dir) {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let ours = workers.clone().any(|w| name.ends_with(&format!(".worker-{w}-of-{peers}")));
+            // Temporary files of a write that a crash cut short too.
+            let ours = workers.clone().any(|w| {
+                let suffix = format!(".worker-{w}-of-{peers}");
+                name.ends_with(&suffix) || name.contains(&format!("{suffix}.tmp-"))
+            });
             if ours {
                 let _ = std::fs::remove_file(entry.path());
             }

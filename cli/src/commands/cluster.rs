@@ -214,7 +214,8 @@ fn launch(material: Material, processes: usize, options: &Options) -> Result<(),
         listeners.iter().map(|l| l.local_addr().map(|a| a.to_string())).collect::<Result<_, _>>().map_err(io_error)?;
     drop(listeners);
     std::fs::create_dir_all(&options.out).map_err(io_error)?;
-    let hostfile = options.out.join(format!(".{material}.hosts-{}", std::process::id()));
+    // Outside the output directory: a launcher killed by a signal leaves it behind.
+    let hostfile = std::env::temp_dir().join(format!("shogi4-{material}-hosts-{}", std::process::id()));
     std::fs::write(&hostfile, addresses.join("\n") + "\n").map_err(io_error)?;
     let exe = std::env::current_exe().map_err(io_error)?;
     let mut children = Vec::with_capacity(processes);

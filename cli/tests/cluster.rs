@@ -1,0 +1,207 @@
+//! Distributed solves through the binary: clusters of processes on loopback give the
+//! recorded tables byte for byte, a cluster killed with `kill -9` resumes to the same bytes,
+//! and a killed process stops the others.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use shogi4_engine::Material;
+use shogi4_tablebase::Table;
+
+fn shogi4() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_shogi4"))
+}
+
+fn recorded_checksums() -> HashMap<String, u64> {
+    include_str!("../../tablebase/tests/data/checksums.txt")
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .map(|l| {
+            let fields: Vec<&str> = l.split_whitespace().collect();
+            (fields[0].to_string(), u64::from_str_radix(fields[1], 16).unwrap())
+        })
+        .collect()
+}
+
+/// The checksum of a written table, after checking that its bytes match it.
+fn checksum_of(path: &Path) -> u64 {
+    let table = Table::new(std::fs::read(path).unwrap()).unwrap();
+    table.verify_checksum().unwrap();
+    table.header().checksum
+}
+
+fn cluster_solve(material: &str, out: &Path, shape: &[&str], extra: &[&str]) -> std::process::Output {
+    shogi4().args(["solve", material, "--out", out.to_str().unwrap()]).args(shape).args(extra).output().unwrap()
+}
+
+const SHAPES: [[&str; 4]; 3] = [
+    ["--cluster", "local:4", "--workers", "1"],
+    ["--cluster", "local:2", "--workers", "2"],
+    ["--cluster", "local:1", "--workers", "16"],
+];
+
+#[test]
+fn every_game_up_to_three_pieces_on_three_cluster_shapes() {
+    let recorded = recorded_checksums();
+    for material in Material::all_up_to(3) {
+        let name = material.to_string();
+        for shape in SHAPES {
+            let out = tempfile::tempdir().unwrap();
+            let output = cluster_solve(&name, out.path(), &shape, &["--json"]);
+            assert!(output.status.success(), "{name} {shape:?}: {}", String::from_utf8_lossy(&output.stderr));
+            let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+            assert_eq!(report["material"], name.as_str());
+            let written = out.path().join(format!("{name}.s4tb"));
+            assert_eq!(checksum_of(&written), recorded[&name], "{name} on {shape:?}");
+            // Nothing else is left behind: no host file, no checkpoints, no temporary files.
+            assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 1, "{name} on {shape:?}");
+        }
+    }
+}
+
+/// Waits until a line of `child`'s standard error satisfies `seen`; returns the lines read.
+fn wait_for_line(child: &mut Child, seen: impl Fn(&str) -> bool) -> Vec<String> {
+    let stderr = child.stderr.take().unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let mut lines = Vec::new();
+    while let Ok(line) = receiver.recv_timeout(Duration::from_secs(120)) {
+        let done = seen(&line);
+        lines.push(line);
+        if done {
+            return lines;
+        }
+    }
+    panic!("never saw the line awaited; stderr was:\n{}", lines.join("\n"));
+}
+
+#[test]
+fn a_cluster_killed_mid_run_resumes_to_the_same_bytes_sooner() {
+    let recorded = recorded_checksums()["KKCFR"];
+    let shape = ["--cluster", "local:2", "--workers", "1", "--resume", "--checkpoint-secs", "0"];
+
+    // A full run with checkpoints after every level, for the time to beat.
+    let full = tempfile::tempdir().unwrap();
+    let output = cluster_solve("KKCFR", full.path(), &shape, &["--json"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let full_seconds =
+        serde_json::from_slice::<serde_json::Value>(&output.stdout).unwrap()["seconds"].as_f64().unwrap();
+    assert_eq!(checksum_of(&full.path().join("KKCFR.s4tb")), recorded);
+
+    // Killed with SIGKILL after level 30 was checkpointed: the launcher and, with it, every
+    // process of the cluster.
+    let out = tempfile::tempdir().unwrap();
+    let mut launcher = shogi4()
+        .args(["solve", "KKCFR", "--out", out.path().to_str().unwrap()])
+        .args(shape)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut launcher, |line| line.contains("checkpoint after level 30"));
+    launcher.kill().unwrap();
+    launcher.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!out.path().join("KKCFR.s4tb").exists());
+
+    let output = cluster_solve("KKCFR", out.path(), &shape, &["--json"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let resumed_after = report["resumed_after"].as_u64().expect("it resumed");
+    assert!(resumed_after >= 30, "{report}");
+    assert_eq!(checksum_of(&out.path().join("KKCFR.s4tb")), recorded);
+    let resumed_seconds = report["seconds"].as_f64().unwrap();
+    assert!(resumed_seconds < full_seconds, "resumed in {resumed_seconds} s, a full run takes {full_seconds} s");
+    let left: Vec<_> = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left.len(), 1, "checkpoints removed once the table is written: {left:?}");
+
+    // Checkpoints of another cluster shape are refused, not misread.
+    let output = cluster_solve("KKCF", out.path(), &shape, &[]);
+    assert!(output.status.success());
+    let mut launcher = shogi4()
+        .args(["solve", "KKCF", "--out", out.path().to_str().unwrap()])
+        .args(["--cluster", "local:2", "--workers", "1", "--resume", "--checkpoint-secs", "0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut launcher, |line| line.contains("checkpoint after level 10"));
+    launcher.kill().unwrap();
+    launcher.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let output = cluster_solve("KKCF", out.path(), &["--cluster", "local:1", "--workers", "3", "--resume"], &[]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(stderr.contains("resume with the same --cluster and --workers"), "{stderr}");
+}
+
+#[test]
+fn a_killed_process_stops_the_others_within_seconds() {
+    let dir = tempfile::tempdir().unwrap();
+    // Three free ports on loopback.
+    let listeners: Vec<_> = (0..3).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    let hosts: Vec<String> = listeners.iter().map(|l| l.local_addr().unwrap().to_string()).collect();
+    drop(listeners);
+    let hostfile = dir.path().join("hosts");
+    std::fs::write(&hostfile, format!("# a test cluster\n{}\n", hosts.join("\n"))).unwrap();
+    let mut processes: Vec<Child> = (0..3)
+        .map(|process| {
+            shogi4()
+                .args(["solve", "KKCFR", "--out", dir.path().to_str().unwrap(), "--hostfile"])
+                .arg(&hostfile)
+                .args(["--process", &process.to_string()])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    // Process 0 reports levels once the cluster runs.
+    wait_for_line(&mut processes[0], |line| line.contains("level   2"));
+    processes[1].kill().unwrap();
+    processes[1].wait().unwrap();
+    let killed = Instant::now();
+    for i in [0, 2] {
+        loop {
+            if let Some(status) = processes[i].try_wait().unwrap() {
+                assert!(!status.success(), "process {i} must fail");
+                break;
+            }
+            assert!(killed.elapsed() < Duration::from_secs(10), "process {i} still runs 10 s after its peer died");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let mut message = String::new();
+    std::io::Read::read_to_string(&mut processes[2].stderr.take().unwrap(), &mut message).unwrap();
+    assert!(message.contains("lost the connection to another process"), "{message}");
+    assert!(!dir.path().join("KKCFR.s4tb").exists());
+}
+
+#[test]
+fn bad_cluster_arguments_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    let hostfile = dir.path().join("hosts");
+    std::fs::write(&hostfile, "127.0.0.1:1\nnot-an-address\n").unwrap();
+    for (args, expected) in [
+        (vec!["solve", "KKC", "--out", out, "--cluster", "remote:3"], "expected local:N"),
+        (vec!["solve", "KKC", "KKF", "--out", out, "--cluster", "local:2"], "a cluster solves one closed game"),
+        (vec!["solve", "KKC", "--out", out, "--cluster", "local:2", "--workers", "0"], "--workers"),
+        (vec!["solve", "KKC", "--out", out, "--hostfile", hostfile.to_str().unwrap(), "--process", "0"], "line 2"),
+    ] {
+        let output = shogi4().args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "{args:?}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
