@@ -73,14 +73,16 @@ struct Note {
     problem: Option<String>,
 }
 
+/// A run of a share's value bytes and the slot of the first.
+type Block = (u64, Vec<u8>);
 type Notes = Rc<RefCell<Vec<(u64, Note)>>>;
-type Blocks = Rc<RefCell<Vec<(u64, Vec<u8>)>>>;
+type Blocks = Rc<RefCell<Vec<Block>>>;
 
 /// The dataflow's inputs and what it delivers, for one worker.
 struct Network {
     updates: InputHandle<u64, CapacityContainerBuilder<Vec<u64>>>,
     notes: InputHandle<u64, CapacityContainerBuilder<Vec<Note>>>,
-    blocks: InputHandle<u64, CapacityContainerBuilder<Vec<(u64, Vec<u8>)>>>,
+    blocks: InputHandle<u64, CapacityContainerBuilder<Vec<Block>>>,
     probe: ProbeHandle<u64>,
     inbox: Notes,
     received_blocks: Blocks,
@@ -129,10 +131,10 @@ impl Network {
                 .probe_with(&probe);
             scope
                 .input_from(&mut blocks)
-                .exchange(|_: &(u64, Vec<u8>)| 0)
+                .exchange(|_: &Block| 0)
                 .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "Blocks", move |_, _| {
                     move |input, _| {
-                        input.for_each(|_, data: &mut Vec<(u64, Vec<u8>)>| blocks_in.borrow_mut().append(data))
+                        input.for_each(|_, data: &mut Vec<Block>| blocks_in.borrow_mut().append(data))
                     }
                 })
                 .probe_with(&probe);

@@ -61,3 +61,17 @@ fn checkpoints_are_written_and_removed_once_the_table_is() {
     let left: Vec<_> = std::fs::read_dir(out.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(left, vec![std::ffi::OsString::from("KKCF.s4tb")]);
 }
+
+#[test]
+fn distances_past_the_inline_limit_go_through_the_overflow_list_alike() {
+    // Distances above 5 kept in the overflow list, as those of 254 plies and more are in big
+    // games: the written bytes equal the in-memory solver's with the same limit.
+    let material = "KKCF".parse().unwrap();
+    let reference = shogi4_tablebase::solve_with_inline_limit(material, &Silent, None, 5).unwrap().table;
+    assert!(!reference.overflow.is_empty());
+    let out = tempfile::tempdir().unwrap();
+    let mut job = Job::new(material, out.path().to_path_buf());
+    job.max_inline = 5;
+    let outcome = solve(job, Topology::Threads(3)).unwrap().unwrap();
+    assert!(std::fs::read(outcome.path).unwrap() == reference.to_bytes());
+}
