@@ -133,9 +133,7 @@ impl Network {
                 .input_from(&mut blocks)
                 .exchange(|_: &Block| 0)
                 .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "Blocks", move |_, _| {
-                    move |input, _| {
-                        input.for_each(|_, data: &mut Vec<Block>| blocks_in.borrow_mut().append(data))
-                    }
+                    move |input, _| input.for_each(|_, data: &mut Vec<Block>| blocks_in.borrow_mut().append(data))
                 })
                 .probe_with(&probe);
         });

@@ -1,12 +1,10 @@
 //! Checkpoints of a solve in progress, so that a crash or `kill -9` costs minutes, not the
 //! whole solve.
 //!
-//! A checkpoint is the value bytes and the overflow list after a completed level `n`. That is
-//! all the solver's state: the undecided-move counters at a level boundary follow from the
-//! values (an undecided position's counter is its number of moves minus those into wins of
-//! distance at most `n` for the opponent, each of which was counted down exactly once), so a
-//! resumed solve rebuilds them in one pass like the first, continues with level `n + 1`, and
-//! writes the same bytes as a solve that never stopped.
+//! A checkpoint is the solver's whole state after a completed level `n`: the state bytes
+//! (values of decided slots, undecided-move counters of the others), the decided bits, and
+//! the overflow list. A resumed solve loads them, continues with level `n + 1`, and writes the
+//! same bytes as a solve that never stopped.
 //!
 //! The file, `.KKCF.s4tb.checkpoint` next to the table, is written to a temporary name,
 //! synced and renamed, so a crash while writing leaves the previous checkpoint. It starts
@@ -24,7 +22,9 @@ use xxhash_rust::xxh3::Xxh3;
 
 use crate::format::{EXTENSION, VERSION};
 
-const MAGIC: &[u8; 8] = b"S4CKPT\0\x01";
+/// The last byte is the checkpoint layout: 1 held values only (counters rebuilt on resume), 2
+/// the state bytes and decided bits; a file of another layout is refused.
+const MAGIC: &[u8; 8] = b"S4CKPT\0\x02";
 /// Magic, table format, slots, index fingerprint, level, overflow entries (8 + 4 + 8 + 8 + 4 + 8),
 /// then the material name in 16 bytes.
 const HEADER: usize = 56;
@@ -119,12 +119,14 @@ fn header(index: &MaterialIndex, level: u32, overflow_entries: u64) -> Vec<u8> {
     bytes
 }
 
-/// Writes a checkpoint after `level`, atomically.
+/// Writes a checkpoint after `level`, atomically: the state bytes, the decided bits (one per
+/// slot, in words) and the overflow list.
 pub(crate) fn write(
     path: &Path,
     index: &MaterialIndex,
     level: u32,
     values: &[u8],
+    decided: &[u64],
     overflow: &[(u64, u32)],
 ) -> Result<(), CheckpointError> {
     let io = |e| CheckpointError::Io(path.to_path_buf(), e);
@@ -135,9 +137,11 @@ pub(crate) fn write(
         tail.extend_from_slice(&dtw.to_le_bytes());
     }
     let head = header(index, level, overflow.len() as u64);
+    let bits: Vec<u8> = decided.iter().flat_map(|w| w.to_le_bytes()).collect();
     let mut hasher = Xxh3::new();
     hasher.update(&head);
     hasher.update(values);
+    hasher.update(&bits);
     hasher.update(&tail);
     let result = (|| {
         let _ = std::fs::remove_file(&temporary);
@@ -147,6 +151,7 @@ pub(crate) fn write(
         );
         file.write_all(&head)?;
         file.write_all(values)?;
+        file.write_all(&bits)?;
         file.write_all(&tail)?;
         file.write_all(&hasher.digest().to_le_bytes())?;
         file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
@@ -160,9 +165,14 @@ pub(crate) fn write(
     result.map_err(io)
 }
 
-/// Reads the checkpoint at `path` into `values` (which must have the index's slot count), or
-/// `None` when there is none.
-pub(crate) fn read(path: &Path, index: &MaterialIndex, values: &mut [u8]) -> Result<Option<Restored>, CheckpointError> {
+/// Reads the checkpoint at `path` into `values` and `decided` (sized for the index's slots),
+/// or `None` when there is none.
+pub(crate) fn read(
+    path: &Path,
+    index: &MaterialIndex,
+    values: &mut [u8],
+    decided: &mut [u64],
+) -> Result<Option<Restored>, CheckpointError> {
     let io = |e| CheckpointError::Io(path.to_path_buf(), e);
     let mut file = match std::fs::File::open(path) {
         Ok(file) => file,
@@ -193,6 +203,12 @@ pub(crate) fn read(path: &Path, index: &MaterialIndex, values: &mut [u8]) -> Res
     hasher.update(&head);
     file.read_exact(values).map_err(|_| damaged("cut short in the values"))?;
     hasher.update(values);
+    let mut bits = vec![0u8; 8 * decided.len()];
+    file.read_exact(&mut bits).map_err(|_| damaged("cut short in the decided bits"))?;
+    hasher.update(&bits);
+    for (word, bytes) in decided.iter_mut().zip(bits.chunks_exact(8)) {
+        *word = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+    }
     let mut tail = vec![0u8; 12 * entries as usize];
     file.read_exact(&mut tail).map_err(|_| damaged("cut short in the overflow list"))?;
     hasher.update(&tail);
@@ -219,23 +235,28 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let index = MaterialIndex::new("KKC".parse().unwrap());
         let values: Vec<u8> = (0..index.slots()).map(|s| (s % 7) as u8).collect();
+        let decided: Vec<u64> = (0..index.slots().div_ceil(64)).map(|w| w * 0x9E37_79B9).collect();
         let path = dir.path().join("c");
-        write(&path, &index, 5, &values, &[(3, 300)]).unwrap();
+        write(&path, &index, 5, &values, &decided, &[(3, 300)]).unwrap();
         let mut read_back = vec![0u8; values.len()];
-        let restored = read(&path, &index, &mut read_back).unwrap().unwrap();
-        assert_eq!((restored, read_back == values), (Restored { level: 5, overflow: vec![(3, 300)] }, true));
+        let mut bits_back = vec![0u64; decided.len()];
+        let restored = read(&path, &index, &mut read_back, &mut bits_back).unwrap().unwrap();
+        assert_eq!(
+            (restored, read_back == values, bits_back == decided),
+            (Restored { level: 5, overflow: vec![(3, 300)] }, true, true)
+        );
 
         let other = MaterialIndex::new("KKF".parse().unwrap());
-        let refused = read(&path, &other, &mut read_back).unwrap_err();
+        let refused = read(&path, &other, &mut read_back, &mut bits_back).unwrap_err();
         assert!(matches!(refused, CheckpointError::Stale(..)), "{refused}");
         assert!(refused.to_string().contains("KKC's, not KKF's"), "{refused}");
 
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[HEADER + 10] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
-        assert!(matches!(read(&path, &index, &mut read_back), Err(CheckpointError::Damaged(..))));
+        assert!(matches!(read(&path, &index, &mut read_back, &mut bits_back), Err(CheckpointError::Damaged(..))));
         std::fs::write(&path, &bytes[..100]).unwrap();
-        assert!(matches!(read(&path, &index, &mut read_back), Err(CheckpointError::Damaged(..))));
-        assert!(read(&dir.path().join("none"), &index, &mut read_back).unwrap().is_none());
+        assert!(matches!(read(&path, &index, &mut read_back, &mut bits_back), Err(CheckpointError::Damaged(..))));
+        assert!(read(&dir.path().join("none"), &index, &mut read_back, &mut bits_back).unwrap().is_none());
     }
 }

@@ -30,11 +30,10 @@ pub fn advise_huge_pages(bytes: &mut [u8]) {
     }
 }
 
-/// Bytes of working memory a solve of `slots` slots needs: the value and counter arrays (2
-/// bytes a slot), then the table itself while it is written (1 byte a slot, after the
-/// counters are freed), and a little for the rest.
+/// Bytes of working memory a solve of `slots` slots needs: a state byte and a decided bit per
+/// slot (the state bytes become the table), and a little for the rest.
 pub fn solve_memory_needed(slots: u64) -> u64 {
-    2 * slots + (16 << 20)
+    slots + slots.div_ceil(8) + (16 << 20)
 }
 
 /// Memory the system can give without swapping (`MemAvailable`), where it says.

@@ -1,7 +1,10 @@
 //! Retrograde analysis: every slot of a closed game gets its value and exact distance to win.
 //!
-//! Memory: two bytes per slot (the value byte that becomes the table, and a counter of
-//! undecided moves), plus the overflow list for distances above 253.
+//! Memory: 1.125 bytes per slot, plus the overflow list for distances above 253. Each slot
+//! has one **state byte** and one **decided bit**: a decided slot's byte is its value code (the
+//! byte the table will hold), an undecided slot's byte counts its undecided moves (a position
+//! has fewer than 256 moves). At the end the undecided slots' bytes become 0 (draw), and the
+//! state bytes are the table.
 //!
 //! 1. **Init**: a slot whose side to move can capture the royal is a win in 1. Otherwise it
 //!    generates its moves: none makes it a loss in 0; each move into a win in 1 for the
@@ -61,6 +64,14 @@ impl Solution {
     }
 }
 
+/// Views words as atomics for the parallel passes.
+fn as_atomic_words(words: &mut [u64]) -> &[AtomicU64] {
+    // SAFETY: `AtomicU64` has the same size and bit validity as `u64` and, on every target
+    // with 64-bit atomics, the same alignment; the exclusive borrow guarantees no non-atomic
+    // access for the lifetime of the view.
+    unsafe { &*(words as *mut [u64] as *const [AtomicU64]) }
+}
+
 /// Views a byte buffer as atomics for the parallel passes.
 fn as_atomic(bytes: &mut [u8]) -> &[AtomicU8] {
     // SAFETY: `AtomicU8` has the same size, alignment and bit validity as `u8`, and the
@@ -99,16 +110,16 @@ pub fn solve_with_inline_limit(
     let started = Instant::now();
     let index = MaterialIndex::new(material);
     let slots = index.slots();
-    let mut value_bytes = vec![0u8; slots as usize];
-    let mut counter_bytes = vec![0u8; slots as usize];
-    advise_huge_pages(&mut value_bytes);
-    advise_huge_pages(&mut counter_bytes);
+    let mut state_bytes = vec![0u8; slots as usize];
+    let mut decided_words = vec![0u64; slots.div_ceil(64) as usize];
+    advise_huge_pages(&mut state_bytes);
     let restored = match checkpoints {
-        Some(c) => checkpoint::read(&c.path, &index, &mut value_bytes)?,
+        Some(c) => checkpoint::read(&c.path, &index, &mut state_bytes, &mut decided_words)?,
         None => None,
     };
-    let values = as_atomic(&mut value_bytes);
-    let counters = as_atomic(&mut counter_bytes);
+    let state = as_atomic(&mut state_bytes);
+    let decided_bits = as_atomic_words(&mut decided_words);
+    let is_decided = |slot: u64| decided_bits[(slot / 64) as usize].load(Relaxed) & 1 << (slot % 64) != 0;
     let edges = AtomicU64::new(0);
     let chunks = slots.div_ceil(CHUNK);
     let chunk_range = |c: u64| c * CHUNK..((c + 1) * CHUNK).min(slots);
@@ -122,9 +133,9 @@ pub fn solve_with_inline_limit(
             (0..chunks).into_par_iter().for_each(|c| {
                 let (mut chunk_edges, mut chunk_wins) = (0, 0);
                 for (slot, position) in chunk_range(c).zip(index.positions_at(chunk_range(c))) {
-                    let code = if position.can_capture_royal() {
+                    let settled = if position.can_capture_royal() {
                         chunk_wins += 1;
-                        Value::Win(1).encode()
+                        Some(Value::Win(1))
                     } else {
                         let moves = position.legal_moves();
                         chunk_edges += moves.len() as u64;
@@ -132,15 +143,19 @@ pub fn solve_with_inline_limit(
                         // cheaply, so level 1 (most of all slots) never walks its predecessors.
                         let open = moves.iter().filter(|&&mv| !position.exposes_royal(mv)).count();
                         match (moves.len(), open) {
-                            (0, _) => Value::Loss(0).encode(),
-                            (_, 0) => Value::Loss(2).encode(),
+                            (0, _) => Some(Value::Loss(0)),
+                            (_, 0) => Some(Value::Loss(2)),
                             (_, open) => {
-                                counters[slot as usize].store(open as u8, Relaxed);
-                                0
+                                // An undecided slot's byte is its counter (fewer than 256 moves).
+                                state[slot as usize].store(open as u8, Relaxed);
+                                None
                             }
                         }
                     };
-                    values[slot as usize].store(code, Relaxed);
+                    if let Some(value) = settled {
+                        state[slot as usize].store(value.encode(), Relaxed);
+                        decided_bits[(slot / 64) as usize].fetch_or(1 << (slot % 64), Relaxed);
+                    }
                 }
                 edges.fetch_add(chunk_edges, Relaxed);
                 wins_in_one.fetch_add(chunk_wins, Relaxed);
@@ -150,27 +165,6 @@ pub fn solve_with_inline_limit(
             0
         }
         Some(restored) => {
-            // The counters at the end of level n: each undecided slot's moves, less those into
-            // wins of distance at most n for the opponent (each was counted down once).
-            progress.phase(&format!("{material}: resuming after level {}", restored.level), slots);
-            let long: std::collections::HashMap<u64, u32> = restored.overflow.iter().copied().collect();
-            let counted_down = |child: u64| match values[child as usize].load(Relaxed) {
-                OVERFLOW_CODE => long.get(&child).is_some_and(|&d| d % 2 == 1 && d <= restored.level),
-                code => matches!(Value::decode_inline(code), Value::Win(d) if d <= restored.level),
-            };
-            (0..chunks).into_par_iter().for_each(|c| {
-                for (slot, position) in chunk_range(c).zip(index.positions_at(chunk_range(c))) {
-                    if values[slot as usize].load(Relaxed) != 0 {
-                        continue;
-                    }
-                    let children = index.children_of(&position);
-                    let moves = position.legal_moves();
-                    let open = moves.iter().filter(|&&mv| !counted_down(children.index_after(mv))).count();
-                    counters[slot as usize].store(open as u8, Relaxed);
-                }
-                progress.advance(chunk_range(c).end - chunk_range(c).start);
-            });
-            progress.finish_phase();
             *overflow.lock().expect("not poisoned") = restored.overflow;
             restored.level + 1
         }
@@ -180,12 +174,15 @@ pub fn solve_with_inline_limit(
     // the next level then scans only the chunks that hold its slots, and stops in each once
     // it has found them all (late levels decide a few slots among billions).
     let created: [Vec<AtomicU32>; 2] = std::array::from_fn(|_| (0..chunks).map(|_| AtomicU32::new(0)).collect());
-    // Sets an undecided slot; several threads may reach the same slot in one level, and all
-    // of them would write the same value, so the first one wins and the others do nothing.
+    // Decides an undecided slot; several threads may reach the same slot in one level (wins),
+    // and all of them would write the same value, so the first to set its bit writes it and
+    // the others do nothing.
     let set_decided = |slot: u64, dtw: u32| {
-        let code = if dtw <= max_inline { Value::from_dtw(dtw).encode() } else { OVERFLOW_CODE };
-        let first = values[slot as usize].compare_exchange(0, code, Relaxed, Relaxed).is_ok();
+        let bit = 1 << (slot % 64);
+        let first = decided_bits[(slot / 64) as usize].fetch_or(bit, Relaxed) & bit == 0;
         if first {
+            let code = if dtw <= max_inline { Value::from_dtw(dtw).encode() } else { OVERFLOW_CODE };
+            state[slot as usize].store(code, Relaxed);
             created[dtw as usize % 2][(slot / CHUNK) as usize].fetch_add(1, Relaxed);
             if code == OVERFLOW_CODE {
                 overflow.lock().expect("no panics while held").push((slot, dtw));
@@ -200,19 +197,21 @@ pub fn solve_with_inline_limit(
         let mut predecessors = ArrayVec::<u64, MAX_UNMOVES>::new();
         position.unmoves(|unmove| {
             let p = parents.index_before(&unmove);
-            prefetch(&values[p as usize]);
+            prefetch(&decided_bits[(p / 64) as usize]);
             if !n.is_multiple_of(2) {
-                prefetch(&counters[p as usize]);
+                prefetch(&state[p as usize]);
             }
             predecessors.push(p);
         });
         for &p in &predecessors {
-            if values[p as usize].load(Relaxed) != 0 {
+            if is_decided(p) {
                 continue;
             }
             // Level n holds losses when n is even (every predecessor wins) and wins when n is
-            // odd (a predecessor loses once its last undecided move is accounted for).
-            let decided = n.is_multiple_of(2) || counters[p as usize].fetch_sub(1, Relaxed) == 1;
+            // odd (a predecessor loses once its last undecided move is accounted for). Its
+            // counter reaches zero exactly once, on its last open move, so no decrement ever
+            // lands on a byte that already holds a value.
+            let decided = n.is_multiple_of(2) || state[p as usize].fetch_sub(1, Relaxed) == 1;
             if decided {
                 set_decided(p, n + 1);
             }
@@ -222,7 +221,7 @@ pub fn solve_with_inline_limit(
 
     progress.phase(&format!("{material}: levels"), slots);
     if first_level > 0 {
-        progress.advance(values.par_iter().filter(|v| v.load(Relaxed) != 0).count() as u64);
+        progress.advance(decided_bits.par_iter().map(|w| u64::from(w.load(Relaxed).count_ones())).sum());
     }
     let mut last_checkpoint = Instant::now();
     let mut last_write = std::time::Duration::ZERO;
@@ -246,7 +245,8 @@ pub fn solve_with_inline_limit(
                     if found == expected {
                         break;
                     }
-                    if values[slot as usize].load(Relaxed) == code {
+                    // An undecided slot's byte is a counter, which may equal the code.
+                    if state[slot as usize].load(Relaxed) == code && is_decided(slot) {
                         found += 1;
                         chunk_edges += retro(cursor.position_at(slot), n);
                     }
@@ -276,21 +276,36 @@ pub fn solve_with_inline_limit(
         if let Some(c) = checkpoints.filter(due) {
             let writing = Instant::now();
             // SAFETY: between levels no thread writes, so the bytes can be read plainly.
-            let bytes = unsafe { std::slice::from_raw_parts(values.as_ptr() as *const u8, values.len()) };
-            checkpoint::write(&c.path, &index, n, bytes, &overflow.lock().expect("not poisoned"))?;
+            let (bytes, words) = unsafe {
+                (
+                    std::slice::from_raw_parts(state.as_ptr() as *const u8, state.len()),
+                    std::slice::from_raw_parts(decided_bits.as_ptr() as *const u64, decided_bits.len()),
+                )
+            };
+            checkpoint::write(&c.path, &index, n, bytes, words, &overflow.lock().expect("not poisoned"))?;
             last_write = writing.elapsed();
             last_checkpoint = Instant::now();
         }
         n += 1;
     }
     progress.finish_phase();
-    drop(counter_bytes);
 
+    // What stays undecided is a draw: its counter byte becomes 0, and the state bytes are the
+    // table's values.
+    state.par_chunks(64).zip(decided_bits.par_iter()).for_each(|(bytes, word)| {
+        let word = word.load(Relaxed);
+        for (i, byte) in bytes.iter().enumerate() {
+            if word & 1 << i == 0 {
+                byte.store(0, Relaxed);
+            }
+        }
+    });
+    drop(decided_words);
     let mut overflow = overflow.into_inner().expect("not poisoned");
     overflow.sort_unstable();
-    let statistics = Statistics::of_values(&value_bytes, &overflow);
+    let statistics = Statistics::of_values(&state_bytes, &overflow);
     Ok(Solution {
-        table: SolvedTable { material, values: value_bytes, overflow, statistics },
+        table: SolvedTable { material, values: state_bytes, overflow, statistics },
         seconds: started.elapsed().as_secs_f64(),
         edges: edges.into_inner(),
     })
