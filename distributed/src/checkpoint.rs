@@ -1,8 +1,8 @@
 //! Checkpoints of a distributed solve, so that a crash or `kill -9` of any process costs the
 //! levels since the last checkpoint, not the solve.
 //!
-//! After a level that all workers agreed to checkpoint, every worker writes its share (values,
-//! counters, overflow entries, and its count of wins in 1) to its own file,
+//! After a level that all workers agreed to checkpoint, every worker writes its share (state
+//! bytes, decided bits, overflow entries, and its count of wins in 1) to its own file,
 //! `.GAME.cluster/level-N.worker-W-of-P`, atomically (temporary name, fsync, rename). Once all
 //! workers have written (the next round's barrier), the first worker of each process writes
 //! that process's **manifest**, `manifest.process-I`, naming level `N`, and removes its
@@ -24,7 +24,7 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::share::Share;
 use crate::ClusterError;
 
-const MAGIC: &[u8; 8] = b"S4SHARE\x01";
+const MAGIC: &[u8; 8] = b"S4SHARE\x02";
 /// Magic, format, material, fingerprint, peers, worker, range start and end, level, wins in 1,
 /// overflow entries.
 const HEADER: usize = 8 + 4 + 16 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 8;
@@ -109,13 +109,14 @@ impl Identity<'_> {
             tail.extend_from_slice(&slot.to_le_bytes());
             tail.extend_from_slice(&dtw.to_le_bytes());
         }
+        let bits: Vec<u8> = share.decided.iter().flat_map(|w| w.to_le_bytes()).collect();
         let mut hasher = Xxh3::new();
-        for part in [&head[..], &share.values, &share.counters, &tail] {
+        for part in [&head[..], &share.state, &bits, &tail] {
             hasher.update(part);
         }
         let checksum = hasher.digest().to_le_bytes();
         let path = share_path(dir, level, self.worker, self.peers);
-        write_atomically(&path, &[&head, &share.values, &share.counters, &tail, &checksum])
+        write_atomically(&path, &[&head, &share.state, &bits, &tail, &checksum])
     }
 
     /// Reads this worker's share after `level` into `share` (which has the right range);
@@ -134,10 +135,14 @@ impl Identity<'_> {
         }
         let mut hasher = Xxh3::new();
         hasher.update(&head);
-        file.read_exact(&mut share.values).map_err(|_| refused("cut short"))?;
-        file.read_exact(&mut share.counters).map_err(|_| refused("cut short"))?;
-        hasher.update(&share.values);
-        hasher.update(&share.counters);
+        let mut bits = vec![0u8; 8 * share.decided.len()];
+        file.read_exact(&mut share.state).map_err(|_| refused("cut short"))?;
+        file.read_exact(&mut bits).map_err(|_| refused("cut short"))?;
+        hasher.update(&share.state);
+        hasher.update(&bits);
+        for (word, bytes) in share.decided.iter_mut().zip(bits.chunks_exact(8)) {
+            *word = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+        }
         let mut tail = vec![0u8; 12 * entries as usize];
         file.read_exact(&mut tail).map_err(|_| refused("cut short"))?;
         hasher.update(&tail);

@@ -1,8 +1,8 @@
 //! The retrograde solve spread over workers (threads of one process, or processes on one or
 //! several machines) and connected by timely-dataflow, for games larger than one machine.
 //!
-//! Each worker owns a contiguous range of slots ([`Partition`]): their value bytes and
-//! undecided-move counters, nothing else. The solve runs in bulk-synchronous levels, as the
+//! Each worker owns a contiguous range of slots ([`Partition`]): their state (a byte and a
+//! bit per slot, the in-memory solver's layout), nothing else. The solve runs in bulk-synchronous levels, as the
 //! in-memory solver's (`shogi4_tablebase::solve`): at level `n` each worker turns its slots
 //! decided at distance `n` into predecessor updates, timely's exchange pact carries each update
 //! to the owner of its slot, the owner applies it, and a round ends only when timely's

@@ -64,14 +64,16 @@ pub struct Scanned {
     pub done: bool,
 }
 
-/// A worker's slots and their state.
+/// A worker's slots and their state, in the in-memory solver's layout (1.125 bytes a slot):
+/// a state byte per slot, the value code once the slot is decided and its undecided-move
+/// counter before, and a decided bit per slot.
 pub struct Share {
     /// The slots owned.
     pub range: Range<u64>,
-    /// One value byte per slot (0: undecided), as in the table.
-    pub values: Vec<u8>,
-    /// Undecided moves of each undecided slot.
-    pub counters: Vec<u8>,
+    /// One state byte per slot; after [`Share::settle`], the table's value bytes.
+    pub state: Vec<u8>,
+    /// One bit per slot, set once it is decided.
+    pub decided: Vec<u64>,
     /// Distances above `max_inline` (their byte is [`OVERFLOW_CODE`]), by slot, in the order
     /// they were decided.
     pub overflow: Vec<(u64, u32)>,
@@ -82,7 +84,28 @@ impl Share {
     /// An undecided share of `range`; distances above `max_inline` go to the overflow list.
     pub fn new(range: Range<u64>, max_inline: u32) -> Share {
         let len = (range.end - range.start) as usize;
-        Share { range, values: vec![0; len], counters: vec![0; len], overflow: Vec::new(), max_inline }
+        Share { range, state: vec![0; len], decided: vec![0; len.div_ceil(64)], overflow: Vec::new(), max_inline }
+    }
+
+    #[inline]
+    fn is_decided(&self, i: usize) -> bool {
+        self.decided[i / 64] & 1 << (i % 64) != 0
+    }
+
+    #[inline]
+    fn decide(&mut self, i: usize, code: u8) {
+        self.decided[i / 64] |= 1 << (i % 64);
+        self.state[i] = code;
+    }
+
+    /// Ends the solve: the slots still undecided are draws (byte 0), and the state bytes are
+    /// the share's part of the table.
+    pub fn settle(&mut self) {
+        for i in 0..self.state.len() {
+            if !self.is_decided(i) {
+                self.state[i] = 0;
+            }
+        }
     }
 
     /// Decides what each slot settles alone (wins in 1, losses in 0 and 2) and sets the
@@ -90,22 +113,25 @@ impl Share {
     pub fn init(&mut self, index: &MaterialIndex) -> InitCounts {
         let mut counts = InitCounts::default();
         for (i, position) in index.positions_at(self.range.clone()).enumerate() {
-            self.values[i] = if position.can_capture_royal() {
+            let settled = if position.can_capture_royal() {
                 counts.wins_in_one += 1;
-                Value::Win(1).encode()
+                Some(Value::Win(1))
             } else {
                 let moves = position.legal_moves();
                 counts.edges += moves.len() as u64;
                 let open = moves.iter().filter(|&&mv| !position.exposes_royal(mv)).count();
                 match (moves.len(), open) {
-                    (0, _) => Value::Loss(0).encode(),
-                    (_, 0) => Value::Loss(2).encode(),
+                    (0, _) => Some(Value::Loss(0)),
+                    (_, 0) => Some(Value::Loss(2)),
                     (_, open) => {
-                        self.counters[i] = open as u8;
-                        0
+                        self.state[i] = open as u8;
+                        None
                     }
                 }
             };
+            if let Some(value) = settled {
+                self.decide(i, value.encode());
+            }
         }
         counts
     }
@@ -132,14 +158,15 @@ impl Share {
         if level <= self.max_inline {
             let code = Value::from_dtw(level).encode();
             let mut cursor = index.cursor();
-            while *next < self.values.len() && out.len() < limit {
-                if self.values[*next] == code {
+            while *next < self.state.len() && out.len() < limit {
+                // An undecided slot's byte is a counter, which may equal the code.
+                if self.state[*next] == code && self.is_decided(*next) {
                     let slot = self.range.start + *next as u64;
                     predecessors_of(out, cursor.position_at(slot));
                 }
                 *next += 1;
             }
-            scanned.done = *next == self.values.len();
+            scanned.done = *next == self.state.len();
         } else {
             while *next < self.overflow.len() && out.len() < limit {
                 let (slot, dtw) = self.overflow[*next];
@@ -157,23 +184,24 @@ impl Share {
     #[inline]
     pub fn apply(&mut self, slot: u64, n: u32) {
         let i = (slot - self.range.start) as usize;
-        if self.values[i] != 0 {
+        if self.is_decided(i) {
             return;
         }
         // Level n holds losses when n is even (every predecessor wins) and wins when n is
         // odd (a predecessor loses once its last undecided move is accounted for).
         let decided = n.is_multiple_of(2) || {
-            self.counters[i] -= 1;
-            self.counters[i] == 0
+            self.state[i] -= 1;
+            self.state[i] == 0
         };
         if decided {
             let dtw = n + 1;
-            self.values[i] = if dtw <= self.max_inline {
+            let code = if dtw <= self.max_inline {
                 Value::from_dtw(dtw).encode()
             } else {
                 self.overflow.push((slot, dtw));
                 OVERFLOW_CODE
             };
+            self.decide(i, code);
         }
     }
 }
@@ -228,7 +256,8 @@ mod tests {
                 break;
             }
         }
-        let values = shares.iter().flat_map(|s| s.values.iter().copied()).collect();
+        shares.iter_mut().for_each(Share::settle);
+        let values = shares.iter().flat_map(|s| s.state.iter().copied()).collect();
         let mut overflow: Vec<(u64, u32)> = shares.iter().flat_map(|s| s.overflow.iter().copied()).collect();
         overflow.sort_unstable();
         (values, overflow)

@@ -363,8 +363,9 @@ fn solve_worker(worker: &mut Worker, job: &Job, place: Place) -> Result<Option<O
     // worker 0, which writes them at their slots.
     let mut closing = note(&mut problem);
     {
-        let share = share.borrow();
-        closing.statistics = Some(wire(Statistics::of_values(&share.values, &share.overflow)));
+        let mut share = share.borrow_mut();
+        share.settle();
+        closing.statistics = Some(wire(Statistics::of_values(&share.state, &share.overflow)));
         closing.overflow = share.overflow.clone();
     }
     let notes = network.round(worker, closing)?;
@@ -389,12 +390,12 @@ fn solve_worker(worker: &mut Worker, job: &Job, place: Place) -> Result<Option<O
         let mut mine = note(&mut problem);
         {
             let share = share.borrow();
-            let end = (sent + block).min(share.values.len());
+            let end = (sent + block).min(share.state.len());
             if sent < end {
-                network.blocks.send((share.range.start + sent as u64, share.values[sent..end].to_vec()));
+                network.blocks.send((share.range.start + sent as u64, share.state[sent..end].to_vec()));
             }
             sent = end;
-            mine.done = sent == share.values.len();
+            mine.done = sent == share.state.len();
         }
         let notes = network.round(worker, mine)?;
         if let Some((w, _)) = writer.as_mut() {
