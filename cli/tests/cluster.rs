@@ -2,28 +2,20 @@
 //! recorded tables byte for byte, a cluster killed with `kill -9` resumes to the same bytes,
 //! and a killed process stops the others.
 
-use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use shogi4_engine::Material;
-use shogi4_tablebase::Table;
+use shogi4_tablebase::{recorded_checksum, Table};
 
 fn shogi4() -> Command {
     Command::new(env!("CARGO_BIN_EXE_shogi4"))
 }
 
-fn recorded_checksums() -> HashMap<String, u64> {
-    include_str!("../../tablebase/tests/data/checksums.txt")
-        .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| {
-            let fields: Vec<&str> = l.split_whitespace().collect();
-            (fields[0].to_string(), u64::from_str_radix(fields[1], 16).unwrap())
-        })
-        .collect()
+fn recorded(material: &str) -> u64 {
+    recorded_checksum(material.parse().unwrap()).expect("recorded")
 }
 
 /// The checksum of a written table, after checking that its bytes match it.
@@ -45,7 +37,6 @@ const SHAPES: [[&str; 4]; 3] = [
 
 #[test]
 fn every_game_up_to_three_pieces_on_three_cluster_shapes() {
-    let recorded = recorded_checksums();
     for material in Material::all_up_to(3) {
         let name = material.to_string();
         for shape in SHAPES {
@@ -55,7 +46,7 @@ fn every_game_up_to_three_pieces_on_three_cluster_shapes() {
             let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
             assert_eq!(report["material"], name.as_str());
             let written = out.path().join(format!("{name}.s4tb"));
-            assert_eq!(checksum_of(&written), recorded[&name], "{name} on {shape:?}");
+            assert_eq!(checksum_of(&written), recorded(&name), "{name} on {shape:?}");
             // Nothing else is left behind: no host file, no checkpoints, no temporary files.
             assert_eq!(std::fs::read_dir(out.path()).unwrap().count(), 1, "{name} on {shape:?}");
         }
@@ -84,9 +75,26 @@ fn wait_for_line(child: &mut Child, seen: impl Fn(&str) -> bool) -> Vec<String> 
     panic!("never saw the line awaited; stderr was:\n{}", lines.join("\n"));
 }
 
+/// Starts a cluster solve and kills its launcher (and with it, every process of the
+/// cluster) with SIGKILL once it prints `line`.
+fn kill_after(material: &str, out: &Path, shape: &[&str], line: &str) {
+    let mut launcher = shogi4()
+        .args(["solve", material, "--out", out.to_str().unwrap()])
+        .args(shape)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for_line(&mut launcher, |seen| seen.contains(line));
+    launcher.kill().unwrap();
+    launcher.wait().unwrap();
+    // The processes of the cluster die with their parent; give the kernel a moment.
+    std::thread::sleep(Duration::from_millis(500));
+}
+
 #[test]
 fn a_cluster_killed_mid_run_resumes_to_the_same_bytes_sooner() {
-    let recorded = recorded_checksums()["KKCFR"];
+    let recorded = recorded("KKCFR");
     let shape = ["--cluster", "local:2", "--workers", "1", "--resume", "--checkpoint-secs", "0"];
 
     // A full run with checkpoints after every level, for the time to beat.
@@ -100,17 +108,7 @@ fn a_cluster_killed_mid_run_resumes_to_the_same_bytes_sooner() {
     // Killed with SIGKILL after level 30 was checkpointed: the launcher and, with it, every
     // process of the cluster.
     let out = tempfile::tempdir().unwrap();
-    let mut launcher = shogi4()
-        .args(["solve", "KKCFR", "--out", out.path().to_str().unwrap()])
-        .args(shape)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_line(&mut launcher, |line| line.contains("checkpoint after level 30"));
-    launcher.kill().unwrap();
-    launcher.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    kill_after("KKCFR", out.path(), &shape, "checkpoint after level 30");
     assert!(!out.path().join("KKCFR.s4tb").exists());
 
     let output = cluster_solve("KKCFR", out.path(), &shape, &["--json"]);
@@ -128,17 +126,7 @@ fn a_cluster_killed_mid_run_resumes_to_the_same_bytes_sooner() {
     // Checkpoints of another cluster shape are refused, not misread.
     let output = cluster_solve("KKCF", out.path(), &shape, &[]);
     assert!(output.status.success());
-    let mut launcher = shogi4()
-        .args(["solve", "KKCF", "--out", out.path().to_str().unwrap()])
-        .args(["--cluster", "local:2", "--workers", "1", "--resume", "--checkpoint-secs", "0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    wait_for_line(&mut launcher, |line| line.contains("checkpoint after level 10"));
-    launcher.kill().unwrap();
-    launcher.wait().unwrap();
-    std::thread::sleep(Duration::from_millis(500));
+    kill_after("KKCF", out.path(), &shape, "checkpoint after level 10");
     let output = cluster_solve("KKCF", out.path(), &["--cluster", "local:1", "--workers", "3", "--resume"], &[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success());

@@ -17,6 +17,19 @@ pub const MAGIC: [u8; 8] = *b"S4TB\r\n\x1a\n";
 pub const VERSION: u32 = 1;
 /// The value encoding this code reads and writes.
 pub const VALUE_ENCODING: u32 = 1;
+/// The XXH3-64 checksum (the header field) of the table this project's solver writes for
+/// `material`, for every closed game of up to 4 non-royal pieces: the recorded reference that
+/// every version of the solver, in memory or distributed, must reproduce byte for byte.
+pub fn recorded_checksum(material: Material) -> Option<u64> {
+    let name = material.to_string();
+    include_str!("../tests/data/checksums.txt")
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|fields| fields.first() == Some(&name.as_str()))
+        .and_then(|fields| u64::from_str_radix(fields.get(1)?, 16).ok())
+}
+
 /// File name extension.
 pub const EXTENSION: &str = "s4tb";
 

@@ -29,7 +29,8 @@ mod value;
 pub use audit::{audit, implied_value, AuditReport, Violation, REPORTED_VIOLATIONS};
 pub use checkpoint::{fingerprint as index_fingerprint, CheckpointError, Checkpoints};
 pub use format::{
-    layout, CorruptValue, Header, SolvedTable, Statistics, TableError, TableWriter, EXTENSION, MAGIC, VERSION,
+    layout, recorded_checksum, CorruptValue, Header, SolvedTable, Statistics, TableError, TableWriter, EXTENSION,
+    MAGIC, VERSION,
 };
 pub use memory::{available_memory, solve_memory_needed};
 pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeResult, Tablebase};
