@@ -150,7 +150,7 @@ fn a_closed_pipe_ends_the_program_quietly() {
 fn a_game_too_big_for_the_memory_is_refused_before_anything_is_written() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().to_str().unwrap();
-    let output = shogi4(&["solve", "KK", "KKCFR", "--out", out, "--max-memory", "32M"]);
+    let output = shogi4(&["solve", "KK", "KKCFR", "--out", out, "--max-memory", "20M"]);
     assert_eq!(output.status.code(), Some(1));
     let message = String::from_utf8_lossy(&output.stderr);
     assert!(message.contains("solving KKCFR needs about") && message.contains("nothing was written"), "{message}");
