@@ -14,7 +14,7 @@
 //! Every file starts with what it belongs to (game, table format, index fingerprint, worker
 //! count, worker) and ends with a checksum: another solve's or a damaged file is refused.
 
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use shogi4_engine::{Material, MaterialIndex};
@@ -46,27 +46,9 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ClusterError + '_ {
     move |e| ClusterError::Io(path.to_path_buf(), e)
 }
 
-/// Writes `bytes` to `path` atomically.
-fn write_atomically(path: &Path, bytes: &[&[u8]]) -> Result<(), ClusterError> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".tmp-{}", std::process::id()));
-    let temporary = PathBuf::from(temporary);
-    let result = (|| {
-        let _ = std::fs::remove_file(&temporary);
-        let mut file = std::io::BufWriter::with_capacity(
-            1 << 20,
-            std::fs::OpenOptions::new().write(true).create_new(true).open(&temporary)?,
-        );
-        for part in bytes {
-            file.write_all(part)?;
-        }
-        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&temporary, path)
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result.map_err(io(path))
+/// Writes `parts` to `path` atomically (see `shogi4_tablebase::write_atomically`).
+fn write_atomically(path: &Path, parts: &[&[u8]]) -> Result<(), ClusterError> {
+    shogi4_tablebase::write_atomically(path, parts).map_err(io(path))
 }
 
 /// The identity a share file must carry to be this worker's.
@@ -189,7 +171,6 @@ pub fn commit(
     level: u32,
 ) -> Result<(), ClusterError> {
     write_atomically(&manifest_path(dir, process), &[manifest_text(material, peers, level).as_bytes()])?;
-    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(io(dir))?;
     for old in 0..level.saturating_sub(1) {
         for worker in workers.clone() {
             let _ = std::fs::remove_file(share_path(dir, old, worker, peers));

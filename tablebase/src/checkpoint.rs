@@ -130,7 +130,6 @@ pub(crate) fn write(
     overflow: &[(u64, u32)],
 ) -> Result<(), CheckpointError> {
     let io = |e| CheckpointError::Io(path.to_path_buf(), e);
-    let temporary = path.with_extension(format!("checkpoint.tmp-{}", std::process::id()));
     let mut tail = Vec::with_capacity(12 * overflow.len());
     for &(slot, dtw) in overflow {
         tail.extend_from_slice(&slot.to_le_bytes());
@@ -143,17 +142,27 @@ pub(crate) fn write(
     hasher.update(values);
     hasher.update(&bits);
     hasher.update(&tail);
+    let checksum = hasher.digest().to_le_bytes();
+    write_atomically(path, &[&head, values, &bits, &tail, &checksum]).map_err(io)
+}
+
+/// Writes `parts` one after the other to `path`, atomically: to `PATH.tmp-PID` first (a
+/// leftover of that name is removed, nobody else's file is written through), synced, renamed,
+/// and the rename synced; a failure removes the temporary file. Checkpoints, this module's and
+/// the distributed solve's, are written this way.
+pub fn write_atomically(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(format!(".tmp-{}", std::process::id()));
+    let temporary = PathBuf::from(temporary);
     let result = (|| {
         let _ = std::fs::remove_file(&temporary);
         let mut file = std::io::BufWriter::with_capacity(
             1 << 20,
             std::fs::OpenOptions::new().write(true).create_new(true).open(&temporary)?,
         );
-        file.write_all(&head)?;
-        file.write_all(values)?;
-        file.write_all(&bits)?;
-        file.write_all(&tail)?;
-        file.write_all(&hasher.digest().to_le_bytes())?;
+        for part in parts {
+            file.write_all(part)?;
+        }
         file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
         std::fs::rename(&temporary, path)?;
         let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -162,7 +171,7 @@ pub(crate) fn write(
     if result.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }
-    result.map_err(io)
+    result
 }
 
 /// Reads the checkpoint at `path` into `values` and `decided` (sized for the index's slots),

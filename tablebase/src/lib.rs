@@ -27,7 +27,7 @@ mod table;
 mod value;
 
 pub use audit::{audit, implied_value, AuditReport, Violation, REPORTED_VIOLATIONS};
-pub use checkpoint::{fingerprint as index_fingerprint, CheckpointError, Checkpoints};
+pub use checkpoint::{fingerprint as index_fingerprint, write_atomically, CheckpointError, Checkpoints};
 pub use format::{
     layout, recorded_checksum, CorruptValue, Header, SolvedTable, Statistics, TableError, TableWriter, EXTENSION,
     MAGIC, VERSION,
