@@ -25,7 +25,7 @@
 //! slots (a move never changes the other royal's square, so two children are never mirror
 //! images), which makes "one un-move = one counted move" exact under the folding.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -119,7 +119,8 @@ pub fn solve_with_inline_limit(
     };
     let state = as_atomic(&mut state_bytes);
     let decided_bits = as_atomic_words(&mut decided_words);
-    let is_decided = |slot: u64| decided_bits[(slot / 64) as usize].load(Relaxed) & 1 << (slot % 64) != 0;
+    // Acquire pairs with the Release in `set_decided`: a set bit shows the value stored before it.
+    let is_decided = |slot: u64| decided_bits[(slot / 64) as usize].load(Acquire) & 1 << (slot % 64) != 0;
     let edges = AtomicU64::new(0);
     let chunks = slots.div_ceil(CHUNK);
     let chunk_range = |c: u64| c * CHUNK..((c + 1) * CHUNK).min(slots);
@@ -175,14 +176,17 @@ pub fn solve_with_inline_limit(
     // it has found them all (late levels decide a few slots among billions).
     let created: [Vec<AtomicU32>; 2] = std::array::from_fn(|_| (0..chunks).map(|_| AtomicU32::new(0)).collect());
     // Decides an undecided slot; several threads may reach the same slot in one level (wins),
-    // and all of them would write the same value, so the first to set its bit writes it and
-    // the others do nothing.
+    // and all of them write the same value, but only the first to set its bit counts it.
+    // The value is stored before the bit is set: a slot whose bit is set must never show its
+    // old counter, which a concurrent scan of this level could mistake for the level's code.
+    // (At a loss level only the decrement that reached zero gets here, and no decrement can
+    // follow it.)
     let set_decided = |slot: u64, dtw: u32| {
+        let code = if dtw <= max_inline { Value::from_dtw(dtw).encode() } else { OVERFLOW_CODE };
+        state[slot as usize].store(code, Relaxed);
         let bit = 1 << (slot % 64);
-        let first = decided_bits[(slot / 64) as usize].fetch_or(bit, Relaxed) & bit == 0;
+        let first = decided_bits[(slot / 64) as usize].fetch_or(bit, Release) & bit == 0;
         if first {
-            let code = if dtw <= max_inline { Value::from_dtw(dtw).encode() } else { OVERFLOW_CODE };
-            state[slot as usize].store(code, Relaxed);
             created[dtw as usize % 2][(slot / CHUNK) as usize].fetch_add(1, Relaxed);
             if code == OVERFLOW_CODE {
                 overflow.lock().expect("no panics while held").push((slot, dtw));
@@ -245,8 +249,9 @@ pub fn solve_with_inline_limit(
                     if found == expected {
                         break;
                     }
-                    // An undecided slot's byte is a counter, which may equal the code.
-                    if state[slot as usize].load(Relaxed) == code && is_decided(slot) {
+                    // An undecided slot's byte is a counter, which may equal the code: read the
+                    // bit first, and the byte only behind it (see `set_decided`).
+                    if is_decided(slot) && state[slot as usize].load(Relaxed) == code {
                         found += 1;
                         chunk_edges += retro(cursor.position_at(slot), n);
                     }
