@@ -153,13 +153,11 @@ impl Network {
         worker.step_or_park_while(Some(Duration::from_millis(1)), || probe.less_equal(&round));
         self.round = next;
         // Faster workers may already have sent notes of the next round.
-        let mut notes = Vec::with_capacity(worker.peers());
-        self.inbox.borrow_mut().retain(|(time, note)| {
-            if *time == round {
-                notes.push(note.clone());
-            }
-            *time != round
-        });
+        let mut inbox = self.inbox.borrow_mut();
+        let (this_round, later): (Vec<_>, Vec<_>) = inbox.drain(..).partition(|(time, _)| *time == round);
+        *inbox = later;
+        drop(inbox);
+        let mut notes: Vec<Note> = this_round.into_iter().map(|(_, note)| note).collect();
         notes.sort_by_key(|n| n.worker);
         debug_assert_eq!(notes.len(), worker.peers());
         match notes.iter().find(|n| n.problem.is_some()) {
