@@ -11,7 +11,9 @@ games=("${@:-KKCFR}")
 root="$PWD"
 cargo build --quiet --release -p shogi4-cli
 tree="$root/target/compare/tree"
-if [ -d "$tree" ]; then git -C "$tree" checkout --quiet --detach "$rev"; else git worktree add --quiet --detach "$tree" "$rev"; fi
+# Resolved here: inside the worktree, HEAD would name the worktree's own commit.
+commit="$(git rev-parse --verify "$rev^{commit}")"
+if [ -d "$tree" ]; then git -C "$tree" checkout --quiet --detach "$commit"; else git worktree add --quiet --detach "$tree" "$commit"; fi
 (cd "$tree" && CARGO_TARGET_DIR="$root/target/compare/target" cargo build --quiet --release -p shogi4-cli)
 new="$root/target/release/shogi4"
 old="$root/target/compare/target/release/shogi4"

@@ -129,15 +129,8 @@ impl Position {
     /// move onto `target`.
     #[inline]
     fn attacks(&self, attacker: crate::Color, own: Bitboard, target: Square) -> bool {
-        let moves_toward = |square: Square, direction: Direction| {
-            self.board[square.index()].is_some_and(|piece| piece.color == attacker && piece.moves_toward(direction))
-        };
-        (own & target.neighbors()).any(|next| {
-            let direction = next.direction_to(target).expect("neighbours");
-            moves_toward(next, direction)
-                || next
-                    .step(direction.opposite())
-                    .is_some_and(|behind| own.contains(behind) && moves_toward(behind, direction))
+        attacks_on(own, target, |square| {
+            self.board[square.index()].filter(|piece| piece.color == attacker).map_or(0, |piece| piece.direction_mask())
         })
     }
 
@@ -145,6 +138,21 @@ impl Position {
     pub fn has_no_legal_move(&self) -> bool {
         self.legal_moves().is_empty()
     }
+}
+
+/// Whether one of the pieces on `own` (one side's pieces) can move onto `target`, given each
+/// square's piece as its direction mask (`moves_from`; 0 for a square that holds none of the
+/// side's pieces): a step onto it, or a jump over a piece of `own` next to it.
+#[inline]
+pub(crate) fn attacks_on(own: Bitboard, target: Square, moves_from: impl Fn(Square) -> u8) -> bool {
+    (own & target.neighbors()).any(|next| {
+        let direction = next.direction_to(target).expect("neighbours");
+        let toward = 1 << direction as u8;
+        moves_from(next) & toward != 0
+            || next
+                .step(direction.opposite())
+                .is_some_and(|behind| own.contains(behind) && moves_from(behind) & toward != 0)
+    })
 }
 
 #[cfg(test)]

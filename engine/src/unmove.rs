@@ -11,7 +11,7 @@
 //! predecessor, so that the index can fold it from a shared view of the position
 //! ([`crate::MaterialIndex::parents_of`]); [`Position::before`] builds it when it is wanted.
 
-use crate::movegen::landing;
+use crate::movegen::{attacks_on, landing};
 use crate::{Bitboard, Direction, Kind, Move, Piece, Position, Square};
 
 /// One way a position can have been reached: the move, the piece that made it as it was
@@ -83,6 +83,30 @@ impl Position {
                 visit(UnMove { mv, piece: prior, captured: Some(Piece::new(self.turn, kind, promoted)) });
             }
         }
+    }
+
+    /// Whether the predecessor an un-move leads back to is a win in 1 (its side to move can
+    /// capture the royal): `self.before(unmove).can_capture_royal()`, without building it. The
+    /// retrograde solver skips such predecessors, which are decided from the start.
+    #[inline]
+    pub fn before_can_capture_royal(&self, unmove: &UnMove) -> bool {
+        let them = !self.turn; // the predecessor's side to move
+        let to = unmove.mv.to();
+        let (own, from) = match unmove.mv {
+            Move::Drop { .. } => (self.occupied[them] ^ Bitboard::from_square(to), None),
+            Move::Board { from, .. } => {
+                ((self.occupied[them] ^ Bitboard::from_square(to)) | Bitboard::from_square(from), Some(from))
+            }
+        };
+        // Every square of `own` holds a piece of `them`: the moved one back on `from`, the
+        // others where they stand now.
+        attacks_on(own, self.royals[self.turn], |square| {
+            if Some(square) == from {
+                unmove.piece.direction_mask()
+            } else {
+                self.board[square.index()].map_or(0, |piece| piece.direction_mask())
+            }
+        })
     }
 
     /// The predecessor an un-move of this position leads back to.

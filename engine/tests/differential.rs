@@ -63,6 +63,21 @@ fn unmoves_are_the_exact_inverse_of_moves() {
 }
 
 #[test]
+fn a_predecessors_royal_capture_is_seen_without_building_it() {
+    let (mut wins, mut total) = (0, 0);
+    for position in sample_positions(SAMPLES, 3) {
+        position.unmoves(|unmove| {
+            let built = position.before(&unmove).can_capture_royal();
+            assert_eq!(position.before_can_capture_royal(&unmove), built, "{position}: {unmove:?}");
+            wins += u32::from(built);
+            total += 1;
+        });
+    }
+    // Both answers occur, so the comparison means something.
+    assert!(0 < wins && wins < total, "{wins} of {total}");
+}
+
+#[test]
 fn notation_round_trips_and_both_forms_agree() {
     for position in sample_positions(SAMPLES / 4, 3) {
         let sfen = position.to_sfen();
