@@ -97,7 +97,9 @@ impl<'t> Prover<'t> {
         if u32::from(known.win_within) <= d {
             return Some(true);
         }
-        if u32::from(known.no_win_within) >= d {
+        // A proven loss, at any distance, excludes every win: played against each other, the
+        // two forcing strategies would each end the game first.
+        if u32::from(known.no_win_within) >= d || known.loss_within != UNKNOWN {
             return Some(false);
         }
         None
@@ -121,7 +123,8 @@ impl<'t> Prover<'t> {
         if u32::from(known.loss_within) <= d {
             return Some(true);
         }
-        if u32::from(known.no_loss_within_plus_one) > d {
+        // A proven win excludes every loss (see `win_known`).
+        if u32::from(known.no_loss_within_plus_one) > d || known.win_within != UNKNOWN {
             return Some(false);
         }
         None
