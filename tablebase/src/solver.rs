@@ -43,6 +43,8 @@ use crate::value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};
 
 /// Slots handled per parallel task.
 const CHUNK: u64 = 1 << 14;
+// A level's scan walks a chunk's decided bits a word at a time.
+const _: () = assert!(CHUNK.is_multiple_of(64));
 
 /// More un-moves than any position has: at most 9 pieces × 8 directions × 2 prior promotion
 /// states as sources, each with or without one of 8 kinds of captured piece, plus drops.
@@ -254,15 +256,25 @@ pub fn solve_with_inline_limit(
                 let mut cursor = index.cursor();
                 let expected =
                     if counted { u64::from(created[n as usize % 2][c as usize].load(Relaxed)) } else { u64::MAX };
-                for slot in chunk_range(c) {
-                    if found == expected {
-                        break;
-                    }
+                // Word by word through the decided bits (chunks start on a word), visiting
+                // only the set ones: a slot-by-slot test of bits that are set at random would
+                // mispredict a branch on every other slot.
+                let words = chunk_range(c).start / 64..chunk_range(c).end.div_ceil(64);
+                'words: for word in words {
                     // An undecided slot's byte is a counter, which may equal the code: read the
-                    // bit first, and the byte only behind it (see `set_decided`).
-                    if is_decided(slot) && state[slot as usize].load(Relaxed) == code {
-                        found += 1;
-                        chunk_edges += retro(cursor.position_at(slot), n);
+                    // bits first, and a byte only behind its bit (see `set_decided`). A slot
+                    // decided after this load belongs to the next level.
+                    let mut bits = decided_bits[word as usize].load(Acquire);
+                    while bits != 0 {
+                        if found == expected {
+                            break 'words;
+                        }
+                        let slot = word * 64 + u64::from(bits.trailing_zeros());
+                        bits &= bits - 1;
+                        if state[slot as usize].load(Relaxed) == code {
+                            found += 1;
+                            chunk_edges += retro(cursor.position_at(slot), n);
+                        }
                     }
                 }
                 decided.fetch_add(found, Relaxed);
