@@ -373,8 +373,12 @@ struct Located {
 pub struct MaterialIndex {
     material: Material,
     splits: Vec<Split>,
-    /// Radix of each kind's state in the split number (1 for absent kinds).
-    state_radix: [u32; 4],
+    /// The split number of each (pieces on the board, mover's hand) pair, by [`split_key`].
+    split_by_key: Vec<u16>,
+    /// The rank of each sequence of kinds (two bits a place, first place lowest) among the
+    /// arrangements of the same pieces, at [`sequence_offset`] of its length: what
+    /// [`rank_arrangement`] computes, looked up.
+    arrangement_rank: Vec<u16>,
     /// `block_offset[class][split * 9 + far]`: start of the block inside a royal pair.
     block_offset: [Vec<u64>; 3],
     /// Non-empty blocks per class, ordered by start, for decoding.
@@ -402,41 +406,23 @@ fn kind_states(count: u8) -> Vec<(u8, u8)> {
     states
 }
 
-/// Index of a kind state in [`kind_states`] order.
+/// Every count of a kind (on the board, in a hand, in all) is at most 2: base 3.
+const SPLIT_KEYS: usize = 81 * 81;
+
+/// A number below [`SPLIT_KEYS`] for a split's pieces on the board per kind (one byte each)
+/// and the mover's hand: their counts as base-3 digits, gathered by one multiplication each.
 #[inline]
-fn kind_state_index(count: u8, on_board: u8, in_mover_hand: u8) -> u32 {
-    KIND_STATE_INDEX[usize::from(count)][usize::from(on_board)][usize::from(in_mover_hand)]
+fn split_key(on_board: u32, mover_hand: [u8; 4]) -> usize {
+    // Byte 3 of the product is b0 + 3 b1 + 9 b2 + 27 b3; no lower byte carries (each is at most 78).
+    let digits = |bytes: u32| (bytes.wrapping_mul(0x0103_091B) >> 24) as usize;
+    digits(on_board) * 81 + digits(u32::from_le_bytes(mover_hand))
 }
 
-/// [`kind_state_index_slow`] for every count, on-board and in-hand number up to 2.
-const KIND_STATE_INDEX: [[[u32; 3]; 3]; 3] = {
-    let mut t = [[[0u32; 3]; 3]; 3];
-    let mut count = 0;
-    while count < 3 {
-        let mut on_board = 0;
-        while on_board <= count {
-            let mut held = 0;
-            while held <= count - on_board {
-                t[count][on_board][held] = kind_state_index_slow(count as u8, on_board as u8, held as u8);
-                held += 1;
-            }
-            on_board += 1;
-        }
-        count += 1;
-    }
-    t
-};
-
-/// Index of a kind state in [`kind_states`] order, computed.
-const fn kind_state_index_slow(count: u8, on_board: u8, in_mover_hand: u8) -> u32 {
-    // States with fewer pieces on board come first: (count - b + 1) of them for each b.
-    let mut before = 0;
-    let mut b = 0;
-    while b < on_board {
-        before += count - b + 1;
-        b += 1;
-    }
-    (before + in_mover_hand) as u32
+/// Where the ranks of kind sequences of `len` places start in `arrangement_rank`: after the
+/// 4^l sequences of each shorter length l.
+#[inline]
+fn sequence_offset(len: usize) -> usize {
+    ((1usize << (2 * len)) - 1) / 3
 }
 
 /// Number of slots in one block: subsets × kind arrangements × piece states.
@@ -522,7 +508,25 @@ impl MaterialIndex {
             let (a, b) = royal_pair(pair);
             royal_offset[pair + 1] = royal_offset[pair] + class_size[class_of(a, b)];
         }
-        MaterialIndex { material, splits, state_radix, block_offset, blocks, class_size, royal_offset }
+        let mut split_by_key = vec![u16::MAX; SPLIT_KEYS];
+        for (number, split) in splits.iter().enumerate() {
+            split_by_key[split_key(u32::from_le_bytes(split.on_board), split.in_mover_hand)] = number as u16;
+        }
+        let most_on_board = usize::from(counts.iter().sum::<u8>());
+        let mut arrangement_rank = vec![0u16; sequence_offset(most_on_board + 1)];
+        for len in 0..=most_on_board {
+            for sequence in 0..1usize << (2 * len) {
+                let (mut places, mut on_board) = ([0u8; 4], [0u8; 4]);
+                for place in 0..len {
+                    let kind = sequence >> (2 * place) & 3;
+                    places[kind] |= 1 << place;
+                    on_board[kind] += 1;
+                }
+                // Sequences with more of a kind than the game has never occur; rank them anyway.
+                arrangement_rank[sequence_offset(len) + sequence] = rank_arrangement(&places, len, &on_board) as u16;
+            }
+        }
+        MaterialIndex { material, splits, split_by_key, arrangement_rank, block_offset, blocks, class_size, royal_offset }
     }
 
     /// The closed game this index covers.
@@ -576,25 +580,20 @@ impl MaterialIndex {
         let a_number = usize::from(a.rank() * 2 + a.file());
         let b_number = b.index() - usize::from(b > a);
         let pair = a_number * 15 + b_number;
-        let counts = self.material.counts();
-        let mut split = 0u32;
-        for kind in 0..4 {
-            let here = (on_board >> (8 * kind)) as u8;
-            split = split * self.state_radix[kind] + kind_state_index(counts[kind], here, mover_hand[kind]);
-        }
+        let split = self.split_by_key[split_key(on_board, mover_hand)];
         // The subsets among the free squares: close the (at most two) gaps the royals leave.
         let royals = (Bitboard::from_square(a) | Bitboard::from_square(b)).0;
         let far_subset = close_gaps(far_bits(occupied) as u8, far_bits(royals) as u8);
         let middle_subset = close_gaps(middle_bits(occupied) as u8, middle_bits(royals) as u8);
 
-        // Far pieces then middle pieces, each by square: the places of each kind, state digits.
-        let mut places = [0u8; 4];
+        // Far pieces then middle pieces, each by square: the sequence of kinds, state digits.
+        let mut sequence = 0usize;
         let mut len = 0;
         let mut far_digits = 0u64;
         let mut middle_digits = 0u64;
         for square in Bitboard(occupied) & Bitboard::FAR_RANKS {
             let code = canonical[square.index()];
-            places[usize::from(code >> 2)] |= 1 << len;
+            sequence |= usize::from(code >> 2) << (2 * len);
             len += 1;
             let state = code & 3;
             far_digits = far_digits * 3 + u64::from(state - u8::from(state > forbidden_state(square)));
@@ -602,14 +601,14 @@ impl MaterialIndex {
         let far = len;
         for square in Bitboard(occupied) & Bitboard::MIDDLE_RANKS {
             let code = canonical[square.index()];
-            places[usize::from(code >> 2)] |= 1 << len;
+            sequence |= usize::from(code >> 2) << (2 * len);
             len += 1;
             middle_digits = middle_digits * 4 + u64::from(code & 3);
         }
         let middle = len - far;
         let free_middle_count = 8 - middle_bits(royals).count_ones() as usize;
         let split_info = &self.splits[split as usize];
-        let arrangement = rank_arrangement(&places, len, &split_info.on_board);
+        let arrangement = u64::from(self.arrangement_rank[sequence_offset(len) + sequence]);
 
         let mut inner = u64::from(COLEX_RANK[far_subset as usize]);
         inner = inner * BINOMIAL[free_middle_count][middle] + u64::from(COLEX_RANK[middle_subset as usize]);
