@@ -526,7 +526,16 @@ impl MaterialIndex {
                 arrangement_rank[sequence_offset(len) + sequence] = rank_arrangement(&places, len, &on_board) as u16;
             }
         }
-        MaterialIndex { material, splits, split_by_key, arrangement_rank, block_offset, blocks, class_size, royal_offset }
+        MaterialIndex {
+            material,
+            splits,
+            split_by_key,
+            arrangement_rank,
+            block_offset,
+            blocks,
+            class_size,
+            royal_offset,
+        }
     }
 
     /// The closed game this index covers.
