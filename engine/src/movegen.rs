@@ -125,6 +125,38 @@ impl Position {
         self.attacks(them, attackers, royal)
     }
 
+    /// The legal moves after which the opponent cannot capture the mover's royal at once (the
+    /// others lose in 2): `legal_moves` without those that [`Position::exposes_royal`].
+    pub fn safe_moves(&self) -> MoveList {
+        let mut moves = self.legal_moves();
+        let exposes = self.exposure_test();
+        moves.moves.retain(|mv| !exposes(*mv));
+        moves
+    }
+
+    /// How many of `moves` (legal moves of this position) are safe, as in
+    /// [`Position::safe_moves`].
+    pub fn count_safe(&self, moves: &[Move]) -> usize {
+        let exposes = self.exposure_test();
+        moves.iter().filter(|&&mv| !exposes(mv)).count()
+    }
+
+    /// [`Position::exposes_royal`] as a test for many moves of this position, with the threat
+    /// to the royal where it stands looked up once.
+    /// A move never adds an attack on that square: it only removes an opponent's piece (a
+    /// capture) or adds one of the mover's (which an attacker neither steps through nor jumps
+    /// over, as jumps pass only the attacker's own pieces). So while the royal is not
+    /// threatened, only the royal's own moves can expose it.
+    #[inline]
+    pub fn exposure_test(&self) -> impl Fn(Move) -> bool + '_ {
+        let threatened = self.threatens_royal();
+        let royal = self.royals[self.turn];
+        move |mv| match mv {
+            Move::Board { from, .. } if from == royal => self.exposes_royal(mv),
+            _ => threatened && self.exposes_royal(mv),
+        }
+    }
+
     /// Whether a piece of `attacker` standing on `own` (its pieces as found on the board) can
     /// move onto `target`.
     #[inline]

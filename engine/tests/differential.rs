@@ -78,6 +78,24 @@ fn a_predecessors_royal_capture_is_seen_without_building_it() {
 }
 
 #[test]
+fn safe_moves_are_the_legal_moves_that_do_not_expose_the_royal() {
+    let (mut exposing, mut total, mut threatened) = (0, 0, 0);
+    for position in sample_positions(SAMPLES, 3) {
+        threatened += u32::from(position.threatens_royal());
+        let legal = position.legal_moves();
+        let filtered: Vec<Move> = legal.iter().copied().filter(|&mv| !position.exposes_royal(mv)).collect();
+        assert_eq!(&*position.safe_moves(), &filtered[..], "{position}");
+        assert_eq!(position.count_safe(&legal), filtered.len(), "{position}");
+        exposing += legal.len() - filtered.len();
+        total += legal.len();
+    }
+    // Both kinds of move occur, and positions whose royal is threatened (every kind of move
+    // tested in full), so the comparison means something.
+    assert!(0 < exposing && exposing < total, "{exposing} of {total}");
+    assert!(threatened > 0);
+}
+
+#[test]
 fn notation_round_trips_and_both_forms_agree() {
     for position in sample_positions(SAMPLES / 4, 3) {
         let sfen = position.to_sfen();

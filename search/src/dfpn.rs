@@ -8,11 +8,24 @@
 //! (no graph-history interaction); proof and disproof numbers of unresolved nodes live in
 //! their own fixed-size table, and every resolved node is recorded as a fact in the
 //! transposition table shared with the rest of the search.
+//!
+//! Three choices, each measured on 300 of the reach script's real-game positions at 1 s
+//! (`scripts/search-reach.sh 300 100,1000`; 58.0% proven before them):
+//! - **Mobility on both sides**: an unresolved child starts with as many to prove (a loss: every
+//!   safe defence answered) or to disprove (a win: every safe attack refuted) as it has safe
+//!   moves; only the loss side had it before. 60.7% → 63.3%.
+//! - **Thresholds with slack** (the 1 + ε trick, ε = 1): a child is searched until its number
+//!   passes twice the second-best sibling's, not just one more, so that two near-equal children
+//!   are not re-expanded in turn. 58.0% → 60.7% (ε = ¼: 59.0%, ½: 59.7%, 2: 60.0%).
+//! - **Refuted for good**: a refutation whose positions are all proven results is recorded as a
+//!   proven result too (see `settle_refuted`), which deeper iterations then need not repeat.
+//!   63.7% → 64.3%.
 
+use arrayvec::ArrayVec;
 use shogi4_engine::{Position, MAX_MOVES};
 
-use crate::prover::{Aborted, Prover};
-use crate::table::{key_of, mix};
+use crate::prover::{Aborted, Prover, MAX_DEPTH};
+use crate::table::{key_of, mix, UNKNOWN};
 
 /// An unreachable proof or disproof number: the node is resolved the other way.
 pub(crate) const INFINITE: u32 = u32::MAX;
@@ -77,6 +90,10 @@ impl NumberTable {
         (entry.key == key && entry.depth == depth).then_some((entry.proof, entry.disproof))
     }
 
+    fn prefetch(&self, key: u128, depth: u32) {
+        shogi4_tablebase::prefetch(&self.entries[self.slot(key, depth)]);
+    }
+
     fn put(&mut self, key: u128, depth: u32, proof: u32, disproof: u32) {
         let slot = self.slot(key, depth);
         self.entries[slot] = NumberEntry { key, depth, proof, disproof };
@@ -89,8 +106,8 @@ struct Child {
     position: Position,
     key: u128,
     known: Option<bool>,
-    /// Numbers before any expansion: proving a loss takes answering every safe defence, so
-    /// an AND node starts with as many to prove as it has (the mobility heuristic).
+    /// Numbers before any expansion, from its mobility: proving a loss takes answering every
+    /// safe defence, disproving a win refuting every safe attack.
     initial: (u32, u32),
 }
 
@@ -137,18 +154,39 @@ impl Prover<'_> {
         let child_question = question.next();
         // The moves that keep the royal safe; the others lose at once.
         let moves = position.legal_moves();
-        let mut children: Vec<Child> = Vec::with_capacity(MAX_MOVES.min(moves.len()));
+        let exposes = position.exposure_test();
+        let mut safe: ArrayVec<(Position, u128), MAX_MOVES> = ArrayVec::new();
         for &mv in moves.iter() {
-            if position.exposes_royal(mv) {
+            if exposes(mv) {
                 continue;
             }
             let child = position.play_unchecked(mv);
-            let known = self.known(&child, child_depth, child_question);
-            let initial = match (known, child_question) {
-                (None, Question::Loss) => (safe_moves(&child).max(1), 1),
-                _ => (1, 1),
+            let key = key_of(&child);
+            // Each child's entries are looked up below: start all their (likely) cache misses
+            // now, so that they overlap.
+            self.table.prefetch(key);
+            self.numbers.prefetch(key, child_depth);
+            safe.push((child, key));
+        }
+        let mut children: Vec<Child> = Vec::with_capacity(safe.len());
+        for (child, key) in safe {
+            // Unresolved children start from their mobility (see `Child::initial`); a loss
+            // question needs the child's moves anyway.
+            let (known, initial) = match child_question {
+                Question::Win => match self.win_known(&child, child_depth) {
+                    None => (None, (1, safe_moves(&child).max(1))),
+                    known => (known, (1, 1)),
+                },
+                Question::Loss if child.can_capture_royal() => (Some(false), (1, 1)),
+                Question::Loss => {
+                    let moves = child.legal_moves();
+                    match self.loss_known_from_moves(&child, child_depth, &moves) {
+                        None => (None, (child.count_safe(&moves).max(1) as u32, 1)),
+                        known => (known, (1, 1)),
+                    }
+                }
             };
-            children.push(Child { position: child, key: key_of(&child), known, initial });
+            children.push(Child { position: child, key, known, initial });
         }
         // Every child was generated and looked up: each counts as a node examined.
         self.nodes += children.len() as u64;
@@ -195,6 +233,9 @@ impl Prover<'_> {
             }
             if proof == 0 || disproof == 0 {
                 self.resolve(key, depth, question, proof == 0);
+                if disproof == 0 {
+                    self.settle_refuted(key, question, &children, moves.len() > children.len());
+                }
                 return Ok((proof, disproof));
             }
             if proof >= proof_threshold || disproof >= disproof_threshold {
@@ -205,12 +246,12 @@ impl Prover<'_> {
             let (child_proof, child_disproof) = best_numbers;
             let (proof_limit, disproof_limit) = match question {
                 Question::Win => (
-                    proof_threshold.min(second.saturating_add(1)),
+                    proof_threshold.min(grow(second)),
                     disproof_threshold.saturating_sub(disproof).saturating_add(child_disproof),
                 ),
                 Question::Loss => (
                     proof_threshold.saturating_sub(proof).saturating_add(child_proof),
-                    disproof_threshold.min(second.saturating_add(1)),
+                    disproof_threshold.min(grow(second)),
                 ),
             };
             let child = children[best].position;
@@ -233,7 +274,74 @@ impl Prover<'_> {
     }
 }
 
+impl Prover<'_> {
+    /// A node refuted within its depth may be refuted for good: the refutation's positions
+    /// have proven results of their own (a win, however far, excludes every loss). Then the
+    /// node's own result is proven too, and recorded as such, so that deeper iterations answer
+    /// it from the table instead of refuting it again, two plies deeper each time.
+    ///
+    /// "Win within `d`" refuted: every safe move's position failed to lose; if each of those
+    /// positions is a proven win for its mover (and the unsafe moves lose to the royal
+    /// capture), the node is a proven loss, within one more than the slowest of those wins.
+    /// "Loss within `d`" refuted: some move's position failed to win; if one such position is
+    /// a proven loss, the node is a proven win, within one more ply.
+    fn settle_refuted(&mut self, key: u128, question: Question, children: &[Child], has_unsafe_moves: bool) {
+        match question {
+            Question::Win => {
+                let mut slowest = u32::from(has_unsafe_moves);
+                for child in children {
+                    let win = if child.position.can_capture_royal() {
+                        1
+                    } else {
+                        let known = self.table.get(child.key).win_within;
+                        if known == UNKNOWN {
+                            return;
+                        }
+                        u32::from(known)
+                    };
+                    slowest = slowest.max(win);
+                }
+                if children.is_empty() && !has_unsafe_moves {
+                    return;
+                }
+                // A distance past the deepest the table holds is left unrecorded.
+                if slowest < MAX_DEPTH {
+                    let loss = (slowest + 1) as u8;
+                    self.record(key, |b| b.loss_within = b.loss_within.min(loss));
+                }
+            }
+            Question::Loss => {
+                let quickest = children
+                    .iter()
+                    .filter(|child| child.known == Some(false))
+                    .filter_map(|child| {
+                        let known = self.table.get(child.key).loss_within;
+                        if known != UNKNOWN {
+                            Some(u32::from(known))
+                        } else if safe_moves(&child.position) == 0 {
+                            // No move, a loss in 0; or every move exposes the royal, in 2.
+                            Some(if child.position.has_no_legal_move() { 0 } else { 2 })
+                        } else {
+                            None
+                        }
+                    })
+                    .min();
+                if let Some(loss) = quickest.filter(|&loss| loss < MAX_DEPTH) {
+                    let win = (loss + 1) as u8;
+                    self.record(key, |b| b.win_within = b.win_within.min(win));
+                }
+            }
+        }
+    }
+}
+
 /// The moves of `position` that do not let the opponent capture the royal at once.
 fn safe_moves(position: &Position) -> u32 {
-    position.legal_moves().iter().filter(|&&mv| !position.exposes_royal(mv)).count() as u32
+    position.count_safe(&position.legal_moves()) as u32
+}
+
+/// A child's threshold from the second-best sibling's number, with some slack (the 1 + ε
+/// trick): switching back and forth between two near-equal children re-expands both.
+fn grow(second: u32) -> u32 {
+    second.saturating_add(1).max(second.saturating_mul(2))
 }

@@ -31,7 +31,7 @@ pub(crate) struct Aborted;
 
 /// Answers depth-bounded questions within a node and time budget, over a table it borrows.
 pub(crate) struct Prover<'t> {
-    table: &'t mut TranspositionTable,
+    pub(crate) table: &'t mut TranspositionTable,
     /// Proof and disproof numbers of unresolved nodes (df-pn).
     pub numbers: &'t mut NumberTable,
     /// Nodes (positions) examined so far: every position expanded or generated as a child
@@ -111,13 +111,18 @@ impl<'t> Prover<'t> {
         if position.can_capture_royal() {
             return Some(false);
         }
+        self.loss_known_from_moves(position, d, &position.legal_moves())
+    }
+
+    /// [`Prover::loss_known`] for a position that cannot capture the royal, given its legal
+    /// moves.
+    pub(crate) fn loss_known_from_moves(&mut self, position: &Position, d: u32, moves: &[Move]) -> Option<bool> {
         let d = if d % 2 == 1 { d - 1 } else { d };
-        let moves = position.legal_moves();
         if moves.is_empty() {
             return Some(true);
         }
         if d < 4 {
-            return Some(d == 2 && moves.iter().all(|&mv| position.exposes_royal(mv)));
+            return Some(d == 2 && position.count_safe(moves) == 0);
         }
         let known = self.table.get(key_of(position));
         if u32::from(known.loss_within) <= d {
@@ -144,8 +149,9 @@ impl<'t> Prover<'t> {
         // Candidates: moves that do not hand the opponent a royal capture, best guesses first:
         // the last winning move, then moves that threaten the royal, then captures.
         let mut candidates: ArrayVec<(u32, u8, Position), MAX_MOVES> = ArrayVec::new();
+        let exposes = position.exposure_test();
         for (i, &mv) in moves.iter().enumerate() {
-            if position.exposes_royal(mv) {
+            if exposes(mv) {
                 continue;
             }
             let child = position.play_unchecked(mv);
@@ -177,7 +183,7 @@ impl<'t> Prover<'t> {
         // Losses have even distances; past `loss_known`, `d` is at least 4.
         let d = if d % 2 == 1 { d - 1 } else { d };
         let moves = position.legal_moves();
-        let exposing = |mv: &Move| position.exposes_royal(*mv);
+        let exposing = position.exposure_test();
         let key = key_of(position);
         let known = self.table.get(key);
         self.tick()?;
@@ -185,7 +191,7 @@ impl<'t> Prover<'t> {
         // answered by a win within d − 1. Try the defence that held last time first.
         let mut defences: ArrayVec<(u32, u8, Move), MAX_MOVES> = ArrayVec::new();
         for (i, &mv) in moves.iter().enumerate() {
-            if !exposing(&mv) {
+            if !exposing(mv) {
                 let score = u32::from(i == usize::from(known.hint)) * 2 + u32::from(position.is_capture(mv));
                 defences.push((score, i as u8, mv));
             }

@@ -80,6 +80,12 @@ impl TranspositionTable {
         self.buckets[self.bucket(key)].iter().find(|e| e.key == key).map_or(Bounds::NOTHING, |e| e.bounds)
     }
 
+    /// Asks the CPU to fetch the bucket of `key`, for a lookup soon after.
+    #[inline]
+    pub(crate) fn prefetch(&self, key: u128) {
+        shogi4_tablebase::prefetch(&self.buckets[self.bucket(key)]);
+    }
+
     /// Records `bounds` for `key`, replacing what was there.
     pub(crate) fn put(&mut self, key: u128, bounds: Bounds) {
         let index = self.bucket(key);
