@@ -13,7 +13,7 @@
 use std::ops::Range;
 
 use shogi4_engine::MaterialIndex;
-use shogi4_tablebase::{Value, OVERFLOW_CODE};
+use shogi4_tablebase::{FirstLook, Value, OVERFLOW_CODE};
 
 /// Which worker owns which slots: `peers` contiguous ranges of (nearly) equal size, in worker
 /// order, so that the table is the shares laid end to end.
@@ -113,24 +113,14 @@ impl Share {
     pub fn init(&mut self, index: &MaterialIndex) -> InitCounts {
         let mut counts = InitCounts::default();
         for (i, position) in index.positions_at(self.range.clone()).enumerate() {
-            let settled = if position.can_capture_royal() {
-                counts.wins_in_one += 1;
-                Some(Value::Win(1))
-            } else {
-                let moves = position.legal_moves();
-                counts.edges += moves.len() as u64;
-                let open = moves.iter().filter(|&&mv| !position.exposes_royal(mv)).count();
-                match (moves.len(), open) {
-                    (0, _) => Some(Value::Loss(0)),
-                    (_, 0) => Some(Value::Loss(2)),
-                    (_, open) => {
-                        self.state[i] = open as u8;
-                        None
-                    }
+            let (look, moves) = FirstLook::of(&position);
+            counts.edges += moves;
+            match look {
+                FirstLook::Settled(value) => {
+                    counts.wins_in_one += u64::from(value == Value::Win(1));
+                    self.decide(i, value.encode());
                 }
-            };
-            if let Some(value) = settled {
-                self.decide(i, value.encode());
+                FirstLook::Open(open) => self.state[i] = open,
             }
         }
         counts

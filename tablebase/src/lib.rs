@@ -35,7 +35,7 @@ pub use format::{
 pub use memory::{available_memory, prefetch, solve_memory_needed};
 pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeResult, Tablebase};
 pub use progress::{Progress, Silent};
-pub use solver::{peak_rss_bytes, solve, solve_resumable, solve_with_inline_limit, Solution};
+pub use solver::{peak_rss_bytes, solve, solve_resumable, solve_with_inline_limit, FirstLook, Solution};
 pub use store::{Loaded, SolveEvent, SolveMode, TableDir, TableStatus};
 pub use table::{open_table, MappedTable, Table};
 pub use value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};

@@ -68,6 +68,35 @@ impl Solution {
     }
 }
 
+/// What init learns of a slot from its own moves, before any level runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstLook {
+    /// Settled alone: a win in 1 (the royal can be captured), a loss in 0 (no move) or a loss
+    /// in 2 (every move lets the opponent capture the royal).
+    Settled(Value),
+    /// Undecided, with this many open moves: those not into a win in 1 for the opponent
+    /// (fewer than 256), which the levels count down.
+    Open(u8),
+}
+
+impl FirstLook {
+    /// The first look at `position`, and the moves generated for it (edges).
+    pub fn of(position: &Position) -> (FirstLook, u64) {
+        if position.can_capture_royal() {
+            return (FirstLook::Settled(Value::Win(1)), 0);
+        }
+        let moves = position.legal_moves();
+        // Moves into a win in 1 for the opponent are settled here, forward and cheaply, so
+        // level 1 (most of all slots) never walks its predecessors.
+        let look = match (moves.len(), position.count_safe(&moves)) {
+            (0, _) => FirstLook::Settled(Value::Loss(0)),
+            (_, 0) => FirstLook::Settled(Value::Loss(2)),
+            (_, open) => FirstLook::Open(open as u8),
+        };
+        (look, moves.len() as u64)
+    }
+}
+
 /// Views words as atomics for the parallel passes.
 fn as_atomic_words(words: &mut [u64]) -> &[AtomicU64] {
     // SAFETY: `AtomicU64` has the same size and bit validity as `u64` and, on every target
@@ -138,28 +167,16 @@ pub fn solve_with_inline_limit(
             (0..chunks).into_par_iter().for_each(|c| {
                 let (mut chunk_edges, mut chunk_wins) = (0, 0);
                 for (slot, position) in chunk_range(c).zip(index.positions_at(chunk_range(c))) {
-                    let settled = if position.can_capture_royal() {
-                        chunk_wins += 1;
-                        Some(Value::Win(1))
-                    } else {
-                        let moves = position.legal_moves();
-                        chunk_edges += moves.len() as u64;
-                        // Moves into a win in 1 for the opponent are settled here, forward and
-                        // cheaply, so level 1 (most of all slots) never walks its predecessors.
-                        let open = moves.iter().filter(|&&mv| !position.exposes_royal(mv)).count();
-                        match (moves.len(), open) {
-                            (0, _) => Some(Value::Loss(0)),
-                            (_, 0) => Some(Value::Loss(2)),
-                            (_, open) => {
-                                // An undecided slot's byte is its counter (fewer than 256 moves).
-                                state[slot as usize].store(open as u8, Relaxed);
-                                None
-                            }
+                    let (look, moves) = FirstLook::of(&position);
+                    chunk_edges += moves;
+                    match look {
+                        FirstLook::Settled(value) => {
+                            chunk_wins += u64::from(value == Value::Win(1));
+                            state[slot as usize].store(value.encode(), Relaxed);
+                            decided_bits[(slot / 64) as usize].fetch_or(1 << (slot % 64), Relaxed);
                         }
-                    };
-                    if let Some(value) = settled {
-                        state[slot as usize].store(value.encode(), Relaxed);
-                        decided_bits[(slot / 64) as usize].fetch_or(1 << (slot % 64), Relaxed);
+                        // An undecided slot's byte is its counter.
+                        FirstLook::Open(open) => state[slot as usize].store(open, Relaxed),
                     }
                 }
                 edges.fetch_add(chunk_edges, Relaxed);
