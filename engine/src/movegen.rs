@@ -79,8 +79,7 @@ impl Position {
         }
         let hand = self.hands[us];
         if !hand.is_empty() {
-            let far = if us == crate::Color::First { Bitboard(0xF000) } else { Bitboard(0x000F) };
-            let targets = !(self.occupied() | far);
+            let targets = self.drop_targets();
             for kind in Kind::HAND_KINDS {
                 if hand.count(kind) > 0 {
                     for to in targets {
@@ -90,6 +89,20 @@ impl Position {
             }
         }
         list
+    }
+
+    /// Whether the side to move has a drop.
+    #[inline]
+    fn can_drop(&self) -> bool {
+        !self.hands[self.turn].is_empty() && !self.drop_targets().is_empty()
+    }
+
+    /// The squares the side to move may drop on: the empty ones off its far rank (a dropped
+    /// piece is unpromoted, and an unpromoted piece never stands on its far rank).
+    #[inline]
+    fn drop_targets(&self) -> Bitboard {
+        let far = if self.turn == crate::Color::First { Bitboard(0xF000) } else { Bitboard(0x000F) };
+        !(self.occupied() | far)
     }
 
     /// Whether the side to move can capture the opponent's royal now (a win in 1). Looks out
@@ -141,6 +154,13 @@ impl Position {
         moves.iter().filter(|&&mv| !exposes(mv)).count()
     }
 
+    /// Whether any move is safe, as in [`Position::safe_moves`], mostly without generating
+    /// the moves: while the royal is not threatened every drop is safe (see
+    /// [`Position::exposure_test`]), and a non-empty hand has somewhere to drop nearly always.
+    pub fn has_safe_move(&self) -> bool {
+        (self.can_drop() && !self.threatens_royal()) || self.count_safe(&self.legal_moves()) > 0
+    }
+
     /// [`Position::exposes_royal`] as a test for many moves of this position, with the threat
     /// to the royal where it stands looked up once.
     /// A move never adds an attack on that square: it only removes an opponent's piece (a
@@ -168,7 +188,7 @@ impl Position {
 
     /// Whether the side to move has no legal move (no board move, no drop): it has lost.
     pub fn has_no_legal_move(&self) -> bool {
-        self.legal_moves().is_empty()
+        !self.can_drop() && self.legal_moves().is_empty()
     }
 }
 

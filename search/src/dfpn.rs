@@ -21,8 +21,7 @@
 //!   proven result too (see `settle_refuted`), which deeper iterations then need not repeat.
 //!   63.7% → 64.3%.
 
-use arrayvec::ArrayVec;
-use shogi4_engine::{Position, MAX_MOVES};
+use shogi4_engine::Position;
 
 use crate::prover::{Aborted, Prover, MAX_DEPTH};
 use crate::table::{key_of, mix, UNKNOWN};
@@ -68,7 +67,7 @@ impl NumberTable {
     pub fn with_bytes(bytes: usize) -> NumberTable {
         let fitting = (bytes / std::mem::size_of::<NumberEntry>()).max(1);
         let entries = if fitting.is_power_of_two() { fitting } else { fitting.next_power_of_two() / 2 };
-        NumberTable { entries: vec![EMPTY; entries] }
+        NumberTable { entries: shogi4_tablebase::huge_vec(EMPTY, entries) }
     }
 
     /// Bytes held.
@@ -155,38 +154,33 @@ impl Prover<'_> {
         // The moves that keep the royal safe; the others lose at once.
         let moves = position.legal_moves();
         let exposes = position.exposure_test();
-        let mut safe: ArrayVec<(Position, u128), MAX_MOVES> = ArrayVec::new();
+        let mut children: Vec<Child> = Vec::with_capacity(moves.len());
         for &mv in moves.iter() {
             if exposes(mv) {
                 continue;
             }
-            let child = position.play_unchecked(mv);
-            let key = key_of(&child);
+            let position = position.play_unchecked(mv);
+            let key = key_of(&position);
             // Each child's entries are looked up below: start all their (likely) cache misses
             // now, so that they overlap.
             self.table.prefetch(key);
             self.numbers.prefetch(key, child_depth);
-            safe.push((child, key));
+            children.push(Child { position, key, known: None, initial: (1, 1) });
         }
-        let mut children: Vec<Child> = Vec::with_capacity(safe.len());
-        for (child, key) in safe {
-            // Unresolved children start from their mobility (see `Child::initial`); a loss
-            // question needs the child's moves anyway.
-            let (known, initial) = match child_question {
-                Question::Win => match self.win_known(&child, child_depth) {
-                    None => (None, (1, safe_moves(&child).max(1))),
-                    known => (known, (1, 1)),
-                },
-                Question::Loss if child.can_capture_royal() => (Some(false), (1, 1)),
-                Question::Loss => {
-                    let moves = child.legal_moves();
-                    match self.loss_known_from_moves(&child, child_depth, &moves) {
-                        None => (None, (child.count_safe(&moves).max(1) as u32, 1)),
-                        known => (known, (1, 1)),
-                    }
-                }
+        for child in &mut children {
+            // Unresolved children start from their mobility (see `Child::initial`).
+            let known = match child_question {
+                Question::Win => self.win_known(&child.position, child_depth),
+                Question::Loss => self.loss_known(&child.position, child_depth),
             };
-            children.push(Child { position: child, key, known, initial });
+            child.known = known;
+            if known.is_none() {
+                let mobility = safe_moves(&child.position).max(1);
+                child.initial = match child_question {
+                    Question::Win => (1, mobility),
+                    Question::Loss => (mobility, 1),
+                };
+            }
         }
         // Every child was generated and looked up: each counts as a node examined.
         self.nodes += children.len() as u64;

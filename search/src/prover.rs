@@ -105,24 +105,15 @@ impl<'t> Prover<'t> {
         None
     }
 
-    /// "Loss within `d`" when the rules or the table settle it without search (within 2: every
-    /// move must let the opponent capture the royal).
+    /// "Loss within `d`" when the rules or the table settle it without search (within 0: no
+    /// legal move; within 2: no move that keeps the royal safe).
     pub(crate) fn loss_known(&mut self, position: &Position, d: u32) -> Option<bool> {
         if position.can_capture_royal() {
             return Some(false);
         }
-        self.loss_known_from_moves(position, d, &position.legal_moves())
-    }
-
-    /// [`Prover::loss_known`] for a position that cannot capture the royal, given its legal
-    /// moves.
-    pub(crate) fn loss_known_from_moves(&mut self, position: &Position, d: u32, moves: &[Move]) -> Option<bool> {
         let d = if d % 2 == 1 { d - 1 } else { d };
-        if moves.is_empty() {
-            return Some(true);
-        }
         if d < 4 {
-            return Some(d == 2 && position.count_safe(moves) == 0);
+            return Some(if d == 2 { !position.has_safe_move() } else { position.has_no_legal_move() });
         }
         let known = self.table.get(key_of(position));
         if u32::from(known.loss_within) <= d {
@@ -131,6 +122,9 @@ impl<'t> Prover<'t> {
         // A proven win excludes every loss (see `win_known`).
         if u32::from(known.no_loss_within_plus_one) > d || known.win_within != UNKNOWN {
             return Some(false);
+        }
+        if position.has_no_legal_move() {
+            return Some(true);
         }
         None
     }

@@ -57,7 +57,7 @@ impl TranspositionTable {
         // The largest power of two that fits, so a bucket is found by masking.
         let fitting = (bytes / bucket).max(1);
         let buckets = if fitting.is_power_of_two() { fitting } else { fitting.next_power_of_two() / 2 };
-        TranspositionTable { buckets: vec![[EMPTY; WAYS]; buckets] }
+        TranspositionTable { buckets: shogi4_tablebase::huge_vec([EMPTY; WAYS], buckets) }
     }
 
     /// Bytes held.

@@ -32,7 +32,7 @@ pub use format::{
     layout, recorded_checksum, CorruptValue, Header, SolvedTable, Statistics, TableError, TableWriter, EXTENSION,
     MAGIC, VERSION,
 };
-pub use memory::{available_memory, prefetch, solve_memory_needed};
+pub use memory::{available_memory, huge_vec, prefetch, solve_memory_needed};
 pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeResult, Tablebase};
 pub use progress::{Progress, Silent};
 pub use solver::{peak_rss_bytes, solve, solve_resumable, solve_with_inline_limit, FirstLook, Solution};

@@ -14,20 +14,33 @@ pub fn prefetch<T>(item: &T) {
     let _ = item;
 }
 
-/// Asks Linux to back a large array with 2 MiB pages: the solver reads it at random, and
-/// with 4 KiB pages nearly every access would also miss the TLB. Only a hint.
-pub fn advise_huge_pages(bytes: &mut [u8]) {
+/// Asks Linux to back a large array with 2 MiB pages: the solver and the proof search read
+/// theirs at random, and with 4 KiB pages nearly every access would also miss the TLB. Only a
+/// hint; it takes effect for pages not yet touched (so call it on a fresh allocation's spare
+/// capacity before filling it).
+pub fn advise_huge_pages<T>(items: &mut [T]) {
     #[cfg(target_os = "linux")]
     {
         const HUGE: usize = 2 << 20;
-        let start = (bytes.as_mut_ptr() as usize).next_multiple_of(HUGE);
-        let end = (bytes.as_mut_ptr() as usize + bytes.len()) / HUGE * HUGE;
+        let (base, len) = (items.as_mut_ptr() as usize, std::mem::size_of_val(items));
+        let start = base.next_multiple_of(HUGE);
+        let end = (base + len) / HUGE * HUGE;
         if end > start {
-            // SAFETY: the range lies inside `bytes`, which we own; MADV_HUGEPAGE changes no
-            // contents, only how the kernel backs the pages.
+            // SAFETY: the range lies inside `items`, which we borrow mutably; MADV_HUGEPAGE
+            // changes no contents, only how the kernel backs the pages.
             unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
         }
     }
+    #[cfg(not(target_os = "linux"))]
+    let _ = items;
+}
+
+/// A vector of `len` copies of `value`, backed by huge pages where the system allows.
+pub fn huge_vec<T: Clone>(value: T, len: usize) -> Vec<T> {
+    let mut items = Vec::with_capacity(len);
+    advise_huge_pages(items.spare_capacity_mut());
+    items.resize(len, value);
+    items
 }
 
 /// Bytes of working memory a solve of `slots` slots needs: a state byte and a decided bit per
