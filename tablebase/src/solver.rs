@@ -146,6 +146,7 @@ pub fn solve_with_inline_limit(
     let mut state_bytes = vec![0u8; slots as usize];
     let mut decided_words = vec![0u64; slots.div_ceil(64) as usize];
     advise_huge_pages(&mut state_bytes);
+    advise_huge_pages(&mut decided_words);
     let restored = match checkpoints {
         Some(c) => checkpoint::read(&c.path, &index, &mut state_bytes, &mut decided_words)?,
         None => None,
