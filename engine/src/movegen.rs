@@ -138,23 +138,14 @@ impl Position {
         self.attacks(them, attackers, royal)
     }
 
-    /// The legal moves after which the opponent cannot capture the mover's royal at once (the
-    /// others lose in 2): `legal_moves` without those that [`Position::exposes_royal`].
-    pub fn safe_moves(&self) -> MoveList {
-        let mut moves = self.legal_moves();
-        let exposes = self.exposure_test();
-        moves.moves.retain(|mv| !exposes(*mv));
-        moves
-    }
-
-    /// How many of `moves` (legal moves of this position) are safe, as in
-    /// [`Position::safe_moves`].
+    /// How many of `moves` (legal moves of this position) are safe: after them the opponent
+    /// cannot capture the mover's royal at once (the others lose in 2).
     pub fn count_safe(&self, moves: &[Move]) -> usize {
         let exposes = self.exposure_test();
         moves.iter().filter(|&&mv| !exposes(mv)).count()
     }
 
-    /// Whether any move is safe, as in [`Position::safe_moves`], mostly without generating
+    /// Whether any legal move is safe, as in [`Position::count_safe`], mostly without generating
     /// the moves: while the royal is not threatened every drop is safe (see
     /// [`Position::exposure_test`]), and a non-empty hand has somewhere to drop nearly always.
     pub fn has_safe_move(&self) -> bool {

@@ -271,9 +271,7 @@ impl Prover<'_> {
             (Question::Loss, false) => b.no_loss_within_plus_one = b.no_loss_within_plus_one.max(d + 1),
         });
     }
-}
 
-impl Prover<'_> {
     /// A node refuted within its depth may be refuted for good: the refutation's positions
     /// have proven results of their own (a win, however far, excludes every loss). Then the
     /// node's own result is proven too, and recorded as such, so that deeper iterations answer
@@ -317,7 +315,7 @@ impl Prover<'_> {
                         let known = self.table.get(child.key).loss_within;
                         if known != UNKNOWN {
                             Some(u32::from(known))
-                        } else if safe_moves(&child.position) == 0 {
+                        } else if !child.position.has_safe_move() {
                             // No move, a loss in 0; or every move exposes the royal, in 2.
                             Some(if child.position.has_no_legal_move() { 0 } else { 2 })
                         } else {
