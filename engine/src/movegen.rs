@@ -154,6 +154,7 @@ impl Position {
 
     /// [`Position::exposes_royal`] as a test for many moves of this position, with the threat
     /// to the royal where it stands looked up once.
+    ///
     /// A move never adds an attack on that square: it only removes an opponent's piece (a
     /// capture) or adds one of the mover's (which an attacker neither steps through nor jumps
     /// over, as jumps pass only the attacker's own pieces). So while the royal is not
