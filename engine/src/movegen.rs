@@ -50,6 +50,16 @@ impl std::fmt::Debug for MoveList {
     }
 }
 
+/// How many legal moves a position has, and how many of them are safe: see
+/// [`Position::move_counts`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MoveCounts {
+    /// Legal moves.
+    pub legal: usize,
+    /// Legal moves after which the opponent cannot capture the mover's royal at once.
+    pub safe: usize,
+}
+
 /// Where a piece on `from` lands when it moves toward `direction`, given the squares its own
 /// side occupies: the neighbour, or the square beyond a friendly neighbour (a jump).
 #[inline]
@@ -138,18 +148,52 @@ impl Position {
         self.attacks(them, attackers, royal)
     }
 
-    /// How many of `moves` (legal moves of this position) are safe: after them the opponent
-    /// cannot capture the mover's royal at once (the others lose in 2).
-    pub fn count_safe(&self, moves: &[Move]) -> usize {
-        let exposes = self.exposure_test();
-        moves.iter().filter(|&&mv| !exposes(mv)).count()
+    /// How many legal moves the side to move has, and how many of them are safe (after them
+    /// the opponent cannot capture the mover's royal at once; the others lose in 2), counted
+    /// without listing the moves: the mobility the proof search starts from and the counter
+    /// the solver's init stores, for every position they look at.
+    ///
+    /// Only the royal's own moves can expose it while it is not threatened (see
+    /// [`Position::exposure_test`]); while it is, a drop never saves it (it neither captures
+    /// an attacker nor stands between: attacks are steps, and jumps over the attacker's own
+    /// pieces), and each board move is tested.
+    pub fn move_counts(&self) -> MoveCounts {
+        let us = self.turn;
+        let own = self.occupied[us];
+        let royal = self.royals[us];
+        let threatened = self.threatens_royal();
+        let mut counts = MoveCounts { legal: 0, safe: 0 };
+        for from in own {
+            let piece = self.board[from.index()].expect("occupied squares hold pieces");
+            let tested = threatened || from == royal;
+            let mut mask = piece.direction_mask();
+            while mask != 0 {
+                let direction = Direction::ALL[mask.trailing_zeros() as usize];
+                mask &= mask - 1;
+                if let Some(to) = landing(from, direction, own) {
+                    counts.legal += 1;
+                    // Promotion does not change what the move exposes.
+                    let mv = Move::Board { from, to, promotes: false };
+                    counts.safe += usize::from(!tested || !self.exposes_royal(mv));
+                }
+            }
+        }
+        let kinds_in_hand = self.hands[us].0.iter().filter(|&&count| count > 0).count();
+        if kinds_in_hand > 0 {
+            let drops = kinds_in_hand * self.drop_targets().count() as usize;
+            counts.legal += drops;
+            if !threatened {
+                counts.safe += drops;
+            }
+        }
+        counts
     }
 
-    /// Whether any legal move is safe, as in [`Position::count_safe`], mostly without generating
-    /// the moves: while the royal is not threatened every drop is safe (see
+    /// Whether any legal move is safe, as in [`Position::move_counts`], mostly without looking
+    /// at the moves: while the royal is not threatened every drop is safe (see
     /// [`Position::exposure_test`]), and a non-empty hand has somewhere to drop nearly always.
     pub fn has_safe_move(&self) -> bool {
-        (self.can_drop() && !self.threatens_royal()) || self.count_safe(&self.legal_moves()) > 0
+        (self.can_drop() && !self.threatens_royal()) || self.move_counts().safe > 0
     }
 
     /// [`Position::exposes_royal`] as a test for many moves of this position, with the threat

@@ -181,7 +181,13 @@ impl Prover<'_> {
             };
             child.known = known;
             if known.is_none() {
-                let mobility = safe_moves(&child.position).max(1);
+                let counts = child.position.move_counts();
+                if counts.legal == 0 {
+                    // No legal move: lost already.
+                    child.known = Some(child_question == Question::Loss);
+                    continue;
+                }
+                let mobility = (counts.safe as u32).max(1);
                 child.initial = match child_question {
                     Question::Win => (1, mobility),
                     Question::Loss => (mobility, 1),
@@ -331,11 +337,6 @@ impl Prover<'_> {
             }
         }
     }
-}
-
-/// The moves of `position` that do not let the opponent capture the royal at once.
-fn safe_moves(position: &Position) -> u32 {
-    position.count_safe(&position.legal_moves()) as u32
 }
 
 /// A child's threshold from the second-best sibling's number, with some slack (the 1 + ε

@@ -123,9 +123,8 @@ impl<'t> Prover<'t> {
         if u32::from(known.no_loss_within_plus_one) > d || known.win_within != UNKNOWN {
             return Some(false);
         }
-        if position.has_no_legal_move() {
-            return Some(true);
-        }
+        // A position without a legal move is left to the caller, which counts or lists the
+        // moves anyway (and finds none: a loss in 0).
         None
     }
 

@@ -85,15 +85,15 @@ impl FirstLook {
         if position.can_capture_royal() {
             return (FirstLook::Settled(Value::Win(1)), 0);
         }
-        let moves = position.legal_moves();
         // Moves into a win in 1 for the opponent are settled here, forward and cheaply, so
         // level 1 (most of all slots) never walks its predecessors.
-        let look = match (moves.len(), position.count_safe(&moves)) {
+        let counts = position.move_counts();
+        let look = match (counts.legal, counts.safe) {
             (0, _) => FirstLook::Settled(Value::Loss(0)),
             (_, 0) => FirstLook::Settled(Value::Loss(2)),
             (_, open) => FirstLook::Open(open as u8),
         };
-        (look, moves.len() as u64)
+        (look, counts.legal as u64)
     }
 }
 
