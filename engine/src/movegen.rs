@@ -164,18 +164,28 @@ impl Position {
         let threatened = self.threatens_royal();
         let mut counts = MoveCounts { legal: 0, safe: 0 };
         for from in own {
-            let piece = self.board[from.index()].expect("occupied squares hold pieces");
-            let tested = threatened || from == royal;
-            let mut mask = piece.direction_mask();
-            while mask != 0 {
-                let direction = Direction::ALL[mask.trailing_zeros() as usize];
-                mask &= mask - 1;
-                if let Some(to) = landing(from, direction, own) {
-                    counts.legal += 1;
-                    // Promotion does not change what the move exposes.
-                    let mv = Move::Board { from, to, promotes: false };
-                    counts.safe += usize::from(!tested || !self.exposes_royal(mv));
+            let mask = self.board[from.index()].expect("occupied squares hold pieces").direction_mask();
+            if threatened || from == royal {
+                let mut directions = mask;
+                while directions != 0 {
+                    let direction = Direction::ALL[directions.trailing_zeros() as usize];
+                    directions &= directions - 1;
+                    if let Some(to) = landing(from, direction, own) {
+                        counts.legal += 1;
+                        // Promotion does not change what the move exposes.
+                        counts.safe += usize::from(!self.exposes_royal(Move::Board { from, to, promotes: false }));
+                    }
                 }
+            } else {
+                // Untested moves are only counted: the steps onto squares the mover does not
+                // hold, and a jump over each own piece it would step onto.
+                let steps = from.neighbors_toward(mask);
+                let mut landings = (steps & !own).count() as usize;
+                for next in steps & own {
+                    landings += usize::from(from.beyond(next).is_some_and(|to| !own.contains(to)));
+                }
+                counts.legal += landings;
+                counts.safe += landings;
             }
         }
         let kinds_in_hand = self.hands[us].0.iter().filter(|&&count| count > 0).count();

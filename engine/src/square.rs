@@ -91,6 +91,21 @@ impl Square {
         crate::Bitboard(NEIGHBORS[self.index()])
     }
 
+    /// The neighbours in the directions of `mask` (a bit per [`Direction`] discriminant, as
+    /// [`crate::Piece::direction_mask`] gives them).
+    #[inline]
+    pub fn neighbors_toward(self, mask: u8) -> crate::Bitboard {
+        crate::Bitboard(NEIGHBORS_TOWARD[self.index()][usize::from(mask)])
+    }
+
+    /// The square beyond the neighbour `next`, in the direction from this square to it (where
+    /// a jump over `next` lands), if it is on the board.
+    #[inline]
+    pub fn beyond(self, next: Square) -> Option<Square> {
+        let target = BEYOND[self.index()][next.index()];
+        (target < 16).then_some(Square(target))
+    }
+
     /// The direction from this square to `other`, if they are neighbours.
     #[inline]
     pub fn direction_to(self, other: Square) -> Option<Direction> {
@@ -203,6 +218,46 @@ const NEIGHBORS: [u16; 16] = {
     table
 };
 
+/// `NEIGHBORS_TOWARD[square][mask]`: its neighbours in the directions of `mask`.
+const NEIGHBORS_TOWARD: [[u16; 256]; 16] = {
+    let mut table = [[0u16; 256]; 16];
+    let mut s = 0;
+    while s < 16 {
+        let mut mask = 0;
+        while mask < 256 {
+            let mut d = 0;
+            while d < 8 {
+                if mask & 1 << d != 0 && STEPS[s][d] < 16 {
+                    table[s][mask] |= 1 << STEPS[s][d];
+                }
+                d += 1;
+            }
+            mask += 1;
+        }
+        s += 1;
+    }
+    table
+};
+
+/// `BEYOND[from][next]`: the square one step past the neighbour `next` in the direction from
+/// `from` to it, or 16 when that is off the board or the two are not neighbours.
+const BEYOND: [[u8; 16]; 16] = {
+    let mut table = [[16u8; 16]; 16];
+    let mut s = 0;
+    while s < 16 {
+        let mut d = 0;
+        while d < 8 {
+            let next = STEPS[s][d];
+            if next < 16 {
+                table[s][next as usize] = STEPS[next as usize][d];
+            }
+            d += 1;
+        }
+        s += 1;
+    }
+    table
+};
+
 /// `DIRECTION_TO[from][to]`: the direction from a square to a neighbour, 8 if not neighbours.
 const DIRECTION_TO: [[u8; 16]; 16] = {
     let mut table = [[8u8; 16]; 16];
@@ -223,6 +278,7 @@ const DIRECTION_TO: [[u8; 16]; 16] = {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Bitboard;
 
     #[test]
     fn names_round_trip() {
@@ -241,5 +297,22 @@ mod tests {
         assert_eq!(a1.step(Direction::NorthEast), Square::parse("b2"));
         assert_eq!(a1.step(Direction::West), None);
         assert_eq!(a1.step(Direction::South), None);
+    }
+
+    #[test]
+    fn jumps_land_beyond_a_neighbour() {
+        let square = |name| Square::parse(name).unwrap();
+        assert_eq!(square("a1").beyond(square("b2")), Some(square("c3")));
+        assert_eq!(square("b1").beyond(square("b2")), Some(square("b3")));
+        assert_eq!(square("a2").beyond(square("a1")), None);
+        assert_eq!(square("a1").beyond(square("c3")), None, "not neighbours");
+        for s in Square::all() {
+            assert_eq!(s.neighbors_toward(0xFF), s.neighbors());
+            let north = 1 << Direction::North as u8;
+            assert_eq!(
+                s.neighbors_toward(north),
+                s.step(Direction::North).map_or(Bitboard::EMPTY, Bitboard::from_square)
+            );
+        }
     }
 }
