@@ -20,6 +20,11 @@
 //! - **Refuted for good**: a refutation whose positions are all proven results is recorded as a
 //!   proven result too (see `settle_refuted`), which deeper iterations then need not repeat.
 //!   63.7% → 64.3%.
+//! - **Depth-scaled initial numbers**: both numbers of an unexpanded node are multiplied by one
+//!   more than its remaining depth (see `initial_numbers`). 64.3% → 65.3–65.7%, and unknown
+//!   positions reach 18 plies instead of 16–17. Other scales: `r/2 + 1` 65.0%, `4r + 1` 65.7%,
+//!   `r² + 1` 65.0%, `2^(r/4)` 64.7%, `2^(r/2)` 61.3%; scaling only the mobility side 62.0%;
+//!   with the scale, ε = ½ and 2 give 65.3% and 65.0%.
 //!
 //! Tried and dropped, on the same positions (64.3% with the three above): the move that
 //! decided a node at a shallower depth tried first (64.0% as a tie-break, 64.0% with the
@@ -111,8 +116,7 @@ struct Child {
     position: Position,
     key: u128,
     known: Option<bool>,
-    /// Numbers before any expansion, from its mobility: proving a loss takes answering every
-    /// safe defence, disproving a win refuting every safe attack.
+    /// Numbers before any expansion, from its mobility and depth (see `initial_numbers`).
     initial: (u32, u32),
 }
 
@@ -187,11 +191,7 @@ impl Prover<'_> {
                     child.known = Some(child_question == Question::Loss);
                     continue;
                 }
-                let mobility = (counts.safe as u32).max(1);
-                child.initial = match child_question {
-                    Question::Win => (1, mobility),
-                    Question::Loss => (mobility, 1),
-                };
+                child.initial = initial_numbers(child_question, child_depth, counts.safe as u32);
             }
         }
         // Every child was generated and looked up: each counts as a node examined.
@@ -336,6 +336,21 @@ impl Prover<'_> {
                 }
             }
         }
+    }
+}
+
+/// The numbers of a node not yet expanded: as many to prove (a loss: every safe defence
+/// answered) or to disprove (a win: every safe attack refuted) as it has safe moves, both
+/// scaled by one more than its depth: a node with more plies left below it costs more to
+/// settle either way. A subtree whose open nodes lie deeper then looks cheaper than an untouched
+/// sibling with as many open moves, so df-pn goes on with the subtree it has started (as deep
+/// df-pn does) instead of seesawing between siblings.
+fn initial_numbers(question: Question, depth: u32, safe_moves: u32) -> (u32, u32) {
+    let scale = depth + 1;
+    let mobility = safe_moves.max(1) * scale;
+    match question {
+        Question::Win => (scale, mobility),
+        Question::Loss => (mobility, scale),
     }
 }
 
