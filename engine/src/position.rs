@@ -141,24 +141,31 @@ impl Position {
     /// move packed into 97 bits. Distinct positions have distinct keys, so a table keyed by it
     /// never confuses two positions (as a hash could).
     pub fn key(&self) -> u128 {
-        let mut key = 0u128;
-        for square in self.board {
-            let code = square.map_or(0, |p| {
+        let code = |square: Option<Piece>| {
+            square.map_or(0, |p| {
                 let kind = match (p.kind.hand_index(), p.promoted) {
                     (None, _) => 0,
-                    (Some(i), false) => 1 + i as u128,
-                    (Some(i), true) => 5 + i as u128,
+                    (Some(i), false) => 1 + i as u64,
+                    (Some(i), true) => 5 + i as u64,
                 };
-                1 + 9 * (p.color as u128) + kind
-            });
-            key = key << 5 | code;
+                1 + 9 * (p.color as u64) + kind
+            })
+        };
+        // Two halves of 40 bits in 64-bit registers: shifting a u128 takes several
+        // instructions, and this runs for every position the search generates.
+        let (mut first, mut second) = (0u64, 0u64);
+        for i in 0..8 {
+            first = first << 5 | code(self.board[i]);
+            second = second << 5 | code(self.board[i + 8]);
         }
+        let mut rest = 0u64;
         for color in Color::BOTH {
             for count in self.hands[color].0 {
-                key = key << 2 | u128::from(count);
+                rest = rest << 2 | u64::from(count);
             }
         }
-        key << 1 | self.turn as u128
+        rest = rest << 1 | self.turn as u64;
+        u128::from(first) << 57 | u128::from(second) << 17 | u128::from(rest)
     }
 
     /// The unchecked form of this position.

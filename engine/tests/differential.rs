@@ -153,3 +153,36 @@ fn royal_capture_test_agrees_with_move_generation() {
         }
     }
 }
+
+/// The layout of `Position::key` is stored on disk (proof stores), so the fast packing must
+/// keep it: 5 bits a square from a1 on (empty 0, then 1 + 9 × owner + kind code), 2 bits a hand
+/// count (first player's, then second's), the side to move last.
+#[test]
+fn keys_keep_their_stored_layout() {
+    let mut distinct = HashSet::new();
+    for position in sample_positions(SAMPLES / 4, 4) {
+        let setup = position.to_setup();
+        let mut key = 0u128;
+        for square in setup.board {
+            let code = square.map_or(0, |piece| {
+                let kind = match (piece.kind.hand_index(), piece.promoted) {
+                    (None, _) => 0,
+                    (Some(i), false) => 1 + i as u128,
+                    (Some(i), true) => 5 + i as u128,
+                };
+                1 + 9 * (piece.color as u128) + kind
+            });
+            key = key << 5 | code;
+        }
+        for hand in [setup.hands.first, setup.hands.second] {
+            for count in hand.0 {
+                key = key << 2 | u128::from(count);
+            }
+        }
+        key = key << 1 | setup.turn as u128;
+        assert_eq!(position.key(), key, "{position}");
+        distinct.insert(key);
+    }
+    // Many positions, so the comparison covers every square's code.
+    assert!(distinct.len() > SAMPLES / 8, "{}", distinct.len());
+}
