@@ -178,13 +178,17 @@ impl Prover<'_> {
             children.push(Child { position, key, known: None, initial: (1, 1) });
         }
         for child in &mut children {
-            // Unresolved children start from their mobility (see `Child::initial`).
-            let known = match child_question {
+            child.known = match child_question {
                 Question::Win => self.win_known(&child.position, child_depth),
                 Question::Loss => self.loss_known(&child.position, child_depth),
             };
-            child.known = known;
-            if known.is_none() {
+        }
+        // A child known to decide the node (a proven loss below a "win?" node, a refuted win
+        // below a "loss?" node) settles it in the loop below: no need for the others' numbers.
+        let decided_at_once = children.iter().any(|child| child.known == Some(question == Question::Win));
+        for child in children.iter_mut().filter(|_| !decided_at_once) {
+            // Unresolved children start from their mobility (see `Child::initial`).
+            if child.known.is_none() {
                 let counts = child.position.move_counts();
                 if counts.legal == 0 {
                     // No legal move: lost already.
