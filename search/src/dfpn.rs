@@ -31,6 +31,14 @@
 //! cheapest initial numbers); numbers of the previous iteration's depth as a child's initial
 //! numbers (62.0%); ε = 2 (64.3%, no change); slack on one side only (63.7%, 62.7%); drops
 //! weighted ½, ¼ or 2 in the mobility (63.7%, 63.3%, 64.0%); four-way table buckets (64.3%).
+//! With depth scaling (65.3–66.0%): weak proof numbers (the largest child's number plus one per
+//! other open child instead of the sum, as in WPNS) on one side or both (62.0–63.7%); initial
+//! numbers halved or doubled for positions whose royal is not threatened (65.0–65.3%), or
+//! raised for positions refuted two plies shallower (65.0–65.3%); the numbers kept in the fact
+//! table's entries to save a cache miss per child (65.0%, and fewer nodes per second). Asking
+//! only one of the two questions per position (two searches, one per question, on two threads)
+//! proves no more than one search asking both in turn on one thread: each question's facts cut
+//! the other's search.
 
 use shogi4_engine::Position;
 
