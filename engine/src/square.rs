@@ -88,7 +88,7 @@ impl Square {
     /// The squares next to this one, in all eight directions.
     #[inline]
     pub fn neighbors(self) -> crate::Bitboard {
-        crate::Bitboard(NEIGHBORS[self.index()])
+        self.neighbors_toward(0xFF)
     }
 
     /// The neighbours in the directions of `mask` (a bit per [`Direction`] discriminant, as
@@ -201,23 +201,6 @@ const STEPS: [[u8; 8]; 16] = {
     table
 };
 
-/// `NEIGHBORS[square]`: the set of its neighbours.
-const NEIGHBORS: [u16; 16] = {
-    let mut table = [0u16; 16];
-    let mut s = 0;
-    while s < 16 {
-        let mut d = 0;
-        while d < 8 {
-            if STEPS[s][d] < 16 {
-                table[s] |= 1 << STEPS[s][d];
-            }
-            d += 1;
-        }
-        s += 1;
-    }
-    table
-};
-
 /// `NEIGHBORS_TOWARD[square][mask]`: its neighbours in the directions of `mask`.
 const NEIGHBORS_TOWARD: [[u16; 256]; 16] = {
     let mut table = [[0u16; 256]; 16];
@@ -307,11 +290,16 @@ mod tests {
         assert_eq!(square("a2").beyond(square("a1")), None);
         assert_eq!(square("a1").beyond(square("c3")), None, "not neighbours");
         for s in Square::all() {
-            assert_eq!(s.neighbors_toward(0xFF), s.neighbors());
-            let north = 1 << Direction::North as u8;
+            let mut all = Bitboard::EMPTY;
+            for direction in Direction::ALL {
+                let step = s.step(direction).map_or(Bitboard::EMPTY, Bitboard::from_square);
+                assert_eq!(s.neighbors_toward(1 << direction as u8), step);
+                all |= step;
+            }
+            assert_eq!(s.neighbors(), all);
             assert_eq!(
-                s.neighbors_toward(north),
-                s.step(Direction::North).map_or(Bitboard::EMPTY, Bitboard::from_square)
+                s.neighbors().count(),
+                [3, 5, 8][usize::from(s.file() % 3 != 0) + usize::from(s.rank() % 3 != 0)]
             );
         }
     }

@@ -9,7 +9,7 @@
 //! their own fixed-size table, and every resolved node is recorded as a fact in the
 //! transposition table shared with the rest of the search.
 //!
-//! Three choices, each measured on 300 of the reach script's real-game positions at 1 s
+//! Four choices, each measured on 300 of the reach script's real-game positions at 1 s
 //! (`scripts/search-reach.sh 300 100,1000`; 58.0% proven before them):
 //! - **Mobility on both sides**: an unresolved child starts with as many to prove (a loss: every
 //!   safe defence answered) or to disprove (a win: every safe attack refuted) as it has safe
