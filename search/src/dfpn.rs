@@ -186,24 +186,20 @@ impl Prover<'_> {
             children.push(Child { position, key, known: None, initial: (1, 1) });
         }
         for child in &mut children {
-            child.known = match child_question {
-                Question::Win => self.win_known(&child.position, child_depth),
-                Question::Loss => self.loss_known(&child.position, child_depth),
-            };
+            child.known = self.known(&child.position, child_depth, child_question);
         }
         // A child known to decide the node (a proven loss below a "win?" node, a refuted win
         // below a "loss?" node) settles it in the loop below: no need for the others' numbers.
         let decided_at_once = children.iter().any(|child| child.known == Some(question == Question::Win));
-        for child in children.iter_mut().filter(|_| !decided_at_once) {
+        if !decided_at_once {
             // Unresolved children start from their mobility (see `Child::initial`).
-            if child.known.is_none() {
+            for child in children.iter_mut().filter(|child| child.known.is_none()) {
                 let counts = child.position.move_counts();
+                child.initial = initial_numbers(child_question, child_depth, counts.safe as u32);
                 if counts.legal == 0 {
                     // No legal move: lost already.
                     child.known = Some(child_question == Question::Loss);
-                    continue;
                 }
-                child.initial = initial_numbers(child_question, child_depth, counts.safe as u32);
             }
         }
         // Every child was generated and looked up: each counts as a node examined.
