@@ -80,7 +80,8 @@ pub enum FirstLook {
 }
 
 impl FirstLook {
-    /// The first look at `position`, and the moves generated for it (edges).
+    /// The first look at `position`, and how many legal moves it has (the edges it accounts
+    /// for; they are counted, not listed).
     pub fn of(position: &Position) -> (FirstLook, u64) {
         if position.can_capture_royal() {
             return (FirstLook::Settled(Value::Win(1)), 0);
