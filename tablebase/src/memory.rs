@@ -43,10 +43,10 @@ pub fn huge_vec<T: Clone>(value: T, len: usize) -> Vec<T> {
     items
 }
 
-/// Bytes of working memory a solve of `slots` slots needs: a state byte and a decided bit per
-/// slot (the state bytes become the table), and a little for the rest.
+/// Bytes of working memory a solve of `slots` slots needs: a state byte, a decided bit and a
+/// frontier bit per slot (the state bytes become the table), and a little for the rest.
 pub fn solve_memory_needed(slots: u64) -> u64 {
-    slots + slots.div_ceil(8) + (16 << 20)
+    slots + 2 * slots.div_ceil(64) * 8 + (16 << 20)
 }
 
 /// Memory the system can give without swapping (`MemAvailable`), where it says.

@@ -1,10 +1,11 @@
 //! Retrograde analysis: every slot of a closed game gets its value and exact distance to win.
 //!
-//! Memory: 1.125 bytes per slot, plus the overflow list for distances above 253. Each slot
-//! has one **state byte** and one **decided bit**: a decided slot's byte is its value code (the
-//! byte the table will hold), an undecided slot's byte counts its undecided moves (a position
-//! has fewer than 256 moves). At the end the undecided slots' bytes become 0 (draw), and the
-//! state bytes are the table.
+//! Memory: 1.25 bytes per slot, plus the overflow list for distances above 253. Each slot
+//! has one **state byte**, one **decided bit** and one **frontier bit**: a decided slot's byte
+//! is its value code (the byte the table will hold), an undecided slot's byte counts its
+//! undecided moves (a position has fewer than 256 moves). The frontier bit marks a slot that
+//! a level decided and the next has yet to walk. At the end the undecided slots' bytes become 0
+//! (draw), and the state bytes are the table.
 //!
 //! 1. **Init**: a slot whose side to move can capture the royal is a win in 1. Otherwise it
 //!    generates its moves: none makes it a loss in 0; each move into a win in 1 for the
@@ -27,7 +28,7 @@
 //! slots (a move never changes the other royal's square, so two children are never mirror
 //! images), which makes "one un-move = one counted move" exact under the folding.
 
-use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 use std::sync::Mutex;
 use std::time::Instant;
 
@@ -37,7 +38,7 @@ use shogi4_engine::{Material, MaterialIndex, Position};
 
 use crate::checkpoint::{self, CheckpointError, Checkpoints};
 use crate::format::{SolvedTable, Statistics};
-use crate::memory::{advise_huge_pages, prefetch};
+use crate::memory::{advise_huge_pages, huge_vec, prefetch};
 use crate::progress::Progress;
 use crate::value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};
 
@@ -194,10 +195,15 @@ pub fn solve_with_inline_limit(
         }
     };
 
-    // How many slots of each chunk a level decided, by the parity of the distance it wrote:
-    // the next level then scans only the chunks that hold its slots, and stops in each once
-    // it has found them all (late levels decide a few slots among billions).
-    let created: [Vec<AtomicU32>; 2] = std::array::from_fn(|_| (0..chunks).map(|_| AtomicU32::new(0)).collect());
+    // The frontier: one bit per slot, set when a level decides the slot (inline distances
+    // from 3 on) and cleared once the next level has walked it. A level then finds its slots
+    // in the frontier's few set bits instead of testing the code of every decided slot (late
+    // levels decide a few slots among billions), and skips the chunks that, by the parity of
+    // the distance written, hold none.
+    let mut frontier_words = huge_vec(0u64, decided_bits.len());
+    let frontier_bits = as_atomic_words(&mut frontier_words);
+    let has_frontier: [Vec<AtomicBool>; 2] =
+        std::array::from_fn(|_| (0..chunks).map(|_| AtomicBool::new(false)).collect());
     // Decides an undecided slot; several threads may reach the same slot in one level (wins),
     // and all of them write the same value, but only the first to set its bit counts it.
     // The value is stored before the bit is set: a slot whose bit is set must never show its
@@ -210,9 +216,17 @@ pub fn solve_with_inline_limit(
         let bit = 1 << (slot % 64);
         let first = decided_bits[(slot / 64) as usize].fetch_or(bit, Release) & bit == 0;
         if first {
-            created[dtw as usize % 2][(slot / CHUNK) as usize].fetch_add(1, Relaxed);
             if code == OVERFLOW_CODE {
                 overflow.lock().expect("no panics while held").push((slot, dtw));
+            } else if dtw >= 3 {
+                // Release, like the decided bit: a scan that sees the frontier bit sees the code.
+                frontier_bits[(slot / 64) as usize].fetch_or(bit, Release);
+                // A plain load first: most slots land in chunks already marked, and a store to
+                // a shared flag on every one would bounce its cache line between the cores.
+                let marked = &has_frontier[dtw as usize % 2][(slot / CHUNK) as usize];
+                if !marked.load(Relaxed) {
+                    marked.store(true, Relaxed);
+                }
             }
         }
     };
@@ -267,33 +281,39 @@ pub fn solve_with_inline_limit(
             decided.store(wins_in_one.load(Relaxed), Relaxed);
         } else if n <= max_inline {
             let code = (n + 1) as u8;
-            // Counted when the level before ran here and created all of this level's slots
-            // (init writes distances up to 2; a resumed solve starts without counts).
-            let counted = n >= 3 && n > first_level;
+            // The frontier holds this level's slots when the level before ran here and created
+            // them (init writes distances up to 2; a resumed solve starts without a frontier).
+            let from_frontier = n >= 3 && n > first_level;
             (0..chunks).into_par_iter().for_each(|c| {
                 let (mut found, mut chunk_edges) = (0, 0);
+                if from_frontier && !has_frontier[n as usize % 2][c as usize].load(Relaxed) {
+                    return;
+                }
                 let mut cursor = index.cursor();
-                let expected =
-                    if counted { u64::from(created[n as usize % 2][c as usize].load(Relaxed)) } else { u64::MAX };
-                // Word by word through the decided bits (chunks start on a word), visiting
-                // only the set ones: a slot-by-slot test of bits that are set at random would
-                // mispredict a branch on every other slot.
+                // Word by word (chunks start on a word), visiting only the set bits: a
+                // slot-by-slot test of bits that are set at random would mispredict a branch on
+                // every other slot.
                 let words = chunk_range(c).start / 64..chunk_range(c).end.div_ceil(64);
-                'words: for word in words {
+                for word in words {
                     // An undecided slot's byte is a counter, which may equal the code: read the
                     // bits first, and a byte only behind its bit (see `set_decided`). A slot
-                    // decided after this load belongs to the next level.
-                    let mut bits = decided_bits[word as usize].load(Acquire);
+                    // decided after this load belongs to the next level, and so does a frontier
+                    // bit whose byte is not this level's code.
+                    let bits_of = if from_frontier { frontier_bits } else { decided_bits };
+                    let mut bits = bits_of[word as usize].load(Acquire);
+                    let mut walked = 0u64;
                     while bits != 0 {
-                        if found == expected {
-                            break 'words;
-                        }
-                        let slot = word * 64 + u64::from(bits.trailing_zeros());
-                        bits &= bits - 1;
+                        let bit = bits & bits.wrapping_neg();
+                        bits ^= bit;
+                        let slot = word * 64 + u64::from(bit.trailing_zeros());
                         if state[slot as usize].load(Relaxed) == code {
+                            walked |= bit;
                             found += 1;
                             chunk_edges += retro(cursor.position_at(slot), n);
                         }
+                    }
+                    if from_frontier && walked != 0 {
+                        frontier_bits[word as usize].fetch_and(!walked, Relaxed);
                     }
                 }
                 decided.fetch_add(found, Relaxed);
@@ -306,7 +326,7 @@ pub fn solve_with_inline_limit(
             let level_edges: u64 = level.par_iter().map(|&slot| retro(index.position_at(slot), n)).sum();
             edges.fetch_add(level_edges, Relaxed);
         }
-        created[n as usize % 2].par_iter().for_each(|count| count.store(0, Relaxed));
+        has_frontier[n as usize % 2].par_iter().for_each(|marked| marked.store(false, Relaxed));
         let decided = decided.into_inner();
         progress.advance(decided);
         // Levels above 1 are only ever created by the level before them.
@@ -346,6 +366,7 @@ pub fn solve_with_inline_limit(
         }
     });
     drop(decided_words);
+    drop(frontier_words);
     let mut overflow = overflow.into_inner().expect("not poisoned");
     overflow.sort_unstable();
     let statistics = Statistics::of_values(&state_bytes, &overflow);
