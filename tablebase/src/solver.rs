@@ -246,7 +246,10 @@ pub fn solve_with_inline_limit(
             }
             let p = parents.index_before(&unmove);
             prefetch(&decided_bits[(p / 64) as usize]);
-            if !n.is_multiple_of(2) {
+            if n.is_multiple_of(2) {
+                // A loss level decides every undecided predecessor: its frontier bit is set.
+                prefetch(&frontier_bits[(p / 64) as usize]);
+            } else {
                 prefetch(&state[p as usize]);
             }
             predecessors.push(p);
