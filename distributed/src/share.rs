@@ -112,8 +112,10 @@ impl Share {
     /// counters of the others to their moves not into a win in 1 for the opponent.
     pub fn init(&mut self, index: &MaterialIndex) -> InitCounts {
         let mut counts = InitCounts::default();
-        for (i, position) in index.positions_at(self.range.clone()).enumerate() {
-            let (look, moves) = FirstLook::of(&position);
+        let start = self.range.start;
+        index.for_each_position(self.range.clone(), |slot, position| {
+            let i = (slot - start) as usize;
+            let (look, moves) = FirstLook::of(position);
             counts.edges += moves;
             match look {
                 FirstLook::Settled(value) => {
@@ -122,7 +124,7 @@ impl Share {
                 }
                 FirstLook::Open(open) => self.state[i] = open,
             }
-        }
+        });
         counts
     }
 

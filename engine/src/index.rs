@@ -642,28 +642,30 @@ impl MaterialIndex {
         Cursor { index: self, located: None }
     }
 
-    /// The canonical positions of a range of slots, in order: faster than calling
-    /// [`MaterialIndex::position_at`] for each, since a block is looked up once, not per slot.
+    /// Calls `visit` with each slot of a range and its canonical position, in order: faster
+    /// than [`MaterialIndex::position_at`] for each, since a block is looked up once, and most
+    /// slots are the one before with the state of one piece changed in place.
     ///
     /// # Panics
     /// If the range reaches past `self.slots()`.
-    pub fn positions_at(&self, slots: std::ops::Range<u64>) -> impl Iterator<Item = Position> + '_ {
+    pub fn for_each_position(&self, slots: std::ops::Range<u64>, mut visit: impl FnMut(u64, &Position)) {
         let mut located: Option<Located> = None;
-        let mut previous: Option<Position> = None;
-        slots.map(move |slot| {
-            // Most steps only change the state of the last piece: no need to decode again.
-            if let Some(next) = previous.as_ref().and_then(next_state_of_last_piece) {
-                previous = Some(next);
-                return next;
-            }
+        let mut slot = slots.start;
+        while slot < slots.end {
             let here = match located {
                 Some(l) if l.start <= slot && slot < l.end => l,
                 _ => *located.insert(self.locate(slot)),
             };
-            let position = self.decode(slot, &here);
-            previous = Some(position);
-            position
-        })
+            let mut position = self.decode(slot, &here);
+            visit(slot, &position);
+            slot += 1;
+            // Until the lowest digit carries, the next slot needs no decoding.
+            let Some(mut digit) = LowestDigit::of(&position) else { continue };
+            while slot < slots.end && digit.advance(&mut position) {
+                visit(slot, &position);
+                slot += 1;
+            }
+        }
     }
 
     /// Finds the royal pair and block of `slot`.
@@ -737,43 +739,57 @@ impl MaterialIndex {
     }
 }
 
-/// The canonical position of the next slot when only the lowest digit changes: the state of
-/// the board piece on the highest middle square (or, with none in the middle, the highest
-/// far-rank square) goes up by one. `None` when that digit would carry, or with no piece on the
-/// board: then the next slot must be decoded.
-fn next_state_of_last_piece(position: &Position) -> Option<Position> {
-    let royals = Bitboard::from_square(position.royals.first) | Bitboard::from_square(position.royals.second);
-    let pieces = position.occupied() ^ royals;
-    let middle = (pieces & Bitboard::MIDDLE_RANKS).0;
-    let far = (pieces & Bitboard::FAR_RANKS).0;
-    let (square, on_far_rank) = match (middle, far) {
-        (0, 0) => return None,
-        (0, far) => (Square::from_index(15 - far.leading_zeros() as u8), true),
-        (middle, _) => (Square::from_index(15 - middle.leading_zeros() as u8), false),
-    };
-    let piece = position.board[square.index()]?;
-    // Canonical positions have the first player to move.
-    let state = piece_state(piece.color == Color::First, piece.promoted);
-    let next_state = if on_far_rank {
-        let forbidden = forbidden_state(square);
-        let code = state - u8::from(state > forbidden) + 1;
-        if code == 3 {
-            return None;
-        }
-        code + u8::from(code >= forbidden)
-    } else if state == 3 {
-        return None;
-    } else {
-        state + 1
-    };
-    let mut next = *position;
-    let moved = piece_from(piece.kind.hand_index()? as u8, next_state);
-    next.board[square.index()] = Some(moved);
-    if moved.color != piece.color {
-        next.occupied[piece.color] ^= Bitboard::from_square(square);
-        next.occupied[moved.color] |= Bitboard::from_square(square);
+/// The lowest digit of a slot's number: the state of the board piece on the highest middle
+/// square (or, with none in the middle, the highest far-rank square). The next slots, until
+/// this digit carries, are the same position with that piece's state stepped through the
+/// states its square allows.
+struct LowestDigit {
+    square: Square,
+    kind: u8,
+    /// The states the square allows, in index order (see [`forbidden_state`]).
+    states: &'static [u8],
+    /// Where the piece's state is in `states`.
+    at: usize,
+}
+
+impl LowestDigit {
+    /// The lowest digit of a canonical position; `None` with no piece on the board.
+    fn of(position: &Position) -> Option<LowestDigit> {
+        let royals = Bitboard::from_square(position.royals.first) | Bitboard::from_square(position.royals.second);
+        let pieces = position.occupied() ^ royals;
+        let middle = (pieces & Bitboard::MIDDLE_RANKS).0;
+        let far = (pieces & Bitboard::FAR_RANKS).0;
+        let (square, states): (Square, &'static [u8]) = match (middle, far) {
+            (0, 0) => return None,
+            (0, far) => {
+                let square = Square::from_index(15 - far.leading_zeros() as u8);
+                (square, if forbidden_state(square) == 0 { &[1, 2, 3] } else { &[0, 1, 3] })
+            }
+            (middle, _) => (Square::from_index(15 - middle.leading_zeros() as u8), &[0, 1, 2, 3]),
+        };
+        let piece = position.board[square.index()]?;
+        // Canonical positions have the first player to move.
+        let state = piece_state(piece.color == Color::First, piece.promoted);
+        let at = states.iter().position(|&s| s == state)?;
+        Some(LowestDigit { square, kind: piece.kind.hand_index()? as u8, states, at })
     }
-    Some(next)
+
+    /// Steps the piece to its next state in `position`; false when the digit would carry.
+    #[inline]
+    fn advance(&mut self, position: &mut Position) -> bool {
+        if self.at + 1 == self.states.len() {
+            return false;
+        }
+        self.at += 1;
+        let moved = piece_from(self.kind, self.states[self.at]);
+        let square = self.square.index();
+        if let Some(before) = position.board[square].filter(|before| before.color != moved.color) {
+            position.occupied[before.color] ^= Bitboard::from_square(self.square);
+            position.occupied[moved.color] |= Bitboard::from_square(self.square);
+        }
+        position.board[square] = Some(moved);
+        true
+    }
 }
 
 /// The royal squares of pair number `pair` (0..120): the mover's on file a/b, then the other.

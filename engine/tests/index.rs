@@ -140,9 +140,13 @@ fn ranges_decode_like_single_slots() {
             ((0..20).map(|_| rng.below(index.slots() - 1_000)).collect(), 1_000)
         };
         for range in starts.into_iter().map(|start| start..start + length) {
-            for (slot, position) in range.clone().zip(index.positions_at(range.clone())) {
-                assert_eq!(position, index.position_at(slot), "{material} slot {slot}");
-            }
+            let mut visited = range.start;
+            index.for_each_position(range.clone(), |slot, position| {
+                assert_eq!(slot, visited, "{material}: slots in order, none skipped");
+                assert_eq!(*position, index.position_at(slot), "{material} slot {slot}");
+                visited += 1;
+            });
+            assert_eq!(visited, range.end, "{material}: every slot visited");
         }
     }
 }

@@ -97,17 +97,17 @@ pub fn audit<B: AsRef<[u8]> + Sync>(table: &Table<B>, progress: &dyn Progress) -
         let range = c * CHUNK..((c + 1) * CHUNK).min(slots);
         let (mut bad, mut chunk_edges) = (Vec::new(), 0);
         let mut count = 0;
-        for (slot, position) in range.clone().zip(index.positions_at(range.clone())) {
+        index.for_each_position(range.clone(), |slot, position| {
             let stored = table.value(slot);
-            let (implied, n) = implied_value(table, &position);
+            let (implied, n) = implied_value(table, position);
             chunk_edges += n;
             if stored != implied {
                 count += 1;
                 if bad.len() < REPORTED_VIOLATIONS {
-                    bad.push(Violation { slot, position, stored, implied });
+                    bad.push(Violation { slot, position: *position, stored, implied });
                 }
             }
-        }
+        });
         violations.fetch_add(count, Relaxed);
         edges.fetch_add(chunk_edges, Relaxed);
         if !bad.is_empty() {

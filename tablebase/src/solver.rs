@@ -169,19 +169,26 @@ pub fn solve_with_inline_limit(
             progress.phase(&format!("{material}: moves"), slots);
             (0..chunks).into_par_iter().for_each(|c| {
                 let (mut chunk_edges, mut chunk_wins) = (0, 0);
-                for (slot, position) in chunk_range(c).zip(index.positions_at(chunk_range(c))) {
-                    let (look, moves) = FirstLook::of(&position);
+                // Chunks start on a word and no other thread writes this chunk's words during
+                // init: gather each word's decided bits and store it once.
+                let mut word = 0u64;
+                index.for_each_position(chunk_range(c), |slot, position| {
+                    let (look, moves) = FirstLook::of(position);
                     chunk_edges += moves;
                     match look {
                         FirstLook::Settled(value) => {
                             chunk_wins += u64::from(value == Value::Win(1));
                             state[slot as usize].store(value.encode(), Relaxed);
-                            decided_bits[(slot / 64) as usize].fetch_or(1 << (slot % 64), Relaxed);
+                            word |= 1 << (slot % 64);
                         }
                         // An undecided slot's byte is its counter.
                         FirstLook::Open(open) => state[slot as usize].store(open, Relaxed),
                     }
-                }
+                    if slot % 64 == 63 || slot + 1 == chunk_range(c).end {
+                        decided_bits[(slot / 64) as usize].store(word, Relaxed);
+                        word = 0;
+                    }
+                });
                 edges.fetch_add(chunk_edges, Relaxed);
                 wins_in_one.fetch_add(chunk_wins, Relaxed);
                 progress.advance(chunk_range(c).end - chunk_range(c).start);
