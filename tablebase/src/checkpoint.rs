@@ -2,8 +2,8 @@
 //! whole solve.
 //!
 //! A checkpoint is the solver's whole state after a completed level `n`: the state bytes
-//! (values of decided slots, undecided-move counters of the others), the decided bits, and
-//! the overflow list. A resumed solve loads them, continues with level `n + 1`, and writes the
+//! (values of decided slots, undecided-move counters of the others), the marks (each slot's
+//! decided and frontier bits), and the overflow list. A resumed solve loads them, continues with level `n + 1`, and writes the
 //! same bytes as a solve that never stopped.
 //!
 //! The file, `.KKCF.s4tb.checkpoint` next to the table, is written to a temporary name,
@@ -23,8 +23,9 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::format::{EXTENSION, VERSION};
 
 /// The last byte is the checkpoint layout: 1 held values only (counters rebuilt on resume), 2
-/// the state bytes and decided bits; a file of another layout is refused.
-const MAGIC: &[u8; 8] = b"S4CKPT\0\x02";
+/// the state bytes and decided bits, 3 the state bytes and marks (two bits a slot); a file of
+/// another layout is refused.
+const MAGIC: &[u8; 8] = b"S4CKPT\0\x03";
 /// Magic, table format, slots, index fingerprint, level, overflow entries (8 + 4 + 8 + 8 + 4 + 8),
 /// then the material name in 16 bytes.
 const HEADER: usize = 56;
@@ -119,14 +120,14 @@ fn header(index: &MaterialIndex, level: u32, overflow_entries: u64) -> Vec<u8> {
     bytes
 }
 
-/// Writes a checkpoint after `level`, atomically: the state bytes, the decided bits (one per
+/// Writes a checkpoint after `level`, atomically: the state bytes, the marks (two bits per
 /// slot, in words) and the overflow list.
 pub(crate) fn write(
     path: &Path,
     index: &MaterialIndex,
     level: u32,
     values: &[u8],
-    decided: &[u64],
+    marks: &[u64],
     overflow: &[(u64, u32)],
 ) -> Result<(), CheckpointError> {
     let io = |e| CheckpointError::Io(path.to_path_buf(), e);
@@ -136,7 +137,7 @@ pub(crate) fn write(
         tail.extend_from_slice(&dtw.to_le_bytes());
     }
     let head = header(index, level, overflow.len() as u64);
-    let bits: Vec<u8> = decided.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let bits: Vec<u8> = marks.iter().flat_map(|w| w.to_le_bytes()).collect();
     let mut hasher = Xxh3::new();
     hasher.update(&head);
     hasher.update(values);
@@ -174,13 +175,13 @@ pub fn write_atomically(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
     result
 }
 
-/// Reads the checkpoint at `path` into `values` and `decided` (sized for the index's slots),
+/// Reads the checkpoint at `path` into `values` and `marks` (sized for the index's slots),
 /// or `None` when there is none.
 pub(crate) fn read(
     path: &Path,
     index: &MaterialIndex,
     values: &mut [u8],
-    decided: &mut [u64],
+    marks: &mut [u64],
 ) -> Result<Option<Restored>, CheckpointError> {
     let io = |e| CheckpointError::Io(path.to_path_buf(), e);
     let mut file = match std::fs::File::open(path) {
@@ -212,10 +213,10 @@ pub(crate) fn read(
     hasher.update(&head);
     file.read_exact(values).map_err(|_| damaged("cut short in the values"))?;
     hasher.update(values);
-    let mut bits = vec![0u8; 8 * decided.len()];
-    file.read_exact(&mut bits).map_err(|_| damaged("cut short in the decided bits"))?;
+    let mut bits = vec![0u8; 8 * marks.len()];
+    file.read_exact(&mut bits).map_err(|_| damaged("cut short in the marks"))?;
     hasher.update(&bits);
-    for (word, bytes) in decided.iter_mut().zip(bits.chunks_exact(8)) {
+    for (word, bytes) in marks.iter_mut().zip(bits.chunks_exact(8)) {
         *word = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
     }
     let mut tail = vec![0u8; 12 * entries as usize];
@@ -244,7 +245,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let index = MaterialIndex::new("KKC".parse().unwrap());
         let values: Vec<u8> = (0..index.slots()).map(|s| (s % 7) as u8).collect();
-        let decided: Vec<u64> = (0..index.slots().div_ceil(64)).map(|w| w * 0x9E37_79B9).collect();
+        let decided: Vec<u64> = (0..crate::solver::mark_words(index.slots()) as u64).map(|w| w * 0x9E37_79B9).collect();
         let path = dir.path().join("c");
         write(&path, &index, 5, &values, &decided, &[(3, 300)]).unwrap();
         let mut read_back = vec![0u8; values.len()];

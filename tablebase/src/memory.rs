@@ -46,7 +46,7 @@ pub fn huge_vec<T: Clone>(value: T, len: usize) -> Vec<T> {
 /// Bytes of working memory a solve of `slots` slots needs: a state byte, a decided bit and a
 /// frontier bit per slot (the state bytes become the table), and a little for the rest.
 pub fn solve_memory_needed(slots: u64) -> u64 {
-    slots + 2 * slots.div_ceil(64) * 8 + (16 << 20)
+    slots + slots.div_ceil(32) * 8 + (16 << 20)
 }
 
 /// Memory the system can give without swapping (`MemAvailable`), where it says.

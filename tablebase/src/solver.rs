@@ -1,8 +1,8 @@
 //! Retrograde analysis: every slot of a closed game gets its value and exact distance to win.
 //!
 //! Memory: 1.25 bytes per slot, plus the overflow list for distances above 253. Each slot
-//! has one **state byte**, one **decided bit** and one **frontier bit**: a decided slot's byte
-//! is its value code (the byte the table will hold), an undecided slot's byte counts its
+//! has one **state byte** and two **marks**, a decided bit and a frontier bit: a decided slot's
+//! byte is its value code (the byte the table will hold), an undecided slot's byte counts its
 //! undecided moves (a position has fewer than 256 moves). The frontier bit marks a slot that
 //! a level decided and the next has yet to walk. At the end the undecided slots' bytes become 0
 //! (draw), and the state bytes are the table.
@@ -38,7 +38,7 @@ use shogi4_engine::{Material, MaterialIndex, Position};
 
 use crate::checkpoint::{self, CheckpointError, Checkpoints};
 use crate::format::{SolvedTable, Statistics};
-use crate::memory::{advise_huge_pages, huge_vec, prefetch};
+use crate::memory::{advise_huge_pages, prefetch};
 use crate::progress::Progress;
 use crate::value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};
 
@@ -99,6 +99,31 @@ impl FirstLook {
     }
 }
 
+/// Slots per word of marks: each has a decided bit (even) and a frontier bit (odd) beside it,
+/// so that deciding a slot sets both in one atomic operation on one cache line.
+const SLOTS_PER_MARK_WORD: u64 = 32;
+// Chunks start on a word of marks.
+const _: () = assert!(CHUNK.is_multiple_of(SLOTS_PER_MARK_WORD));
+/// The decided bits of a word of marks.
+const DECIDED_MARKS: u64 = 0x5555_5555_5555_5555;
+
+/// The word of marks that holds `slot`'s.
+#[inline]
+fn mark_word(slot: u64) -> usize {
+    (slot / SLOTS_PER_MARK_WORD) as usize
+}
+
+/// `slot`'s decided bit in its word of marks; its frontier bit is the next one up.
+#[inline]
+fn decided_mark(slot: u64) -> u64 {
+    1 << (2 * (slot % SLOTS_PER_MARK_WORD))
+}
+
+/// Words of marks for `slots` slots.
+pub(crate) fn mark_words(slots: u64) -> usize {
+    slots.div_ceil(SLOTS_PER_MARK_WORD) as usize
+}
+
 /// Views words as atomics for the parallel passes.
 fn as_atomic_words(words: &mut [u64]) -> &[AtomicU64] {
     // SAFETY: `AtomicU64` has the same size and bit validity as `u64` and, on every target
@@ -146,17 +171,17 @@ pub fn solve_with_inline_limit(
     let index = MaterialIndex::new(material);
     let slots = index.slots();
     let mut state_bytes = vec![0u8; slots as usize];
-    let mut decided_words = vec![0u64; slots.div_ceil(64) as usize];
+    let mut mark_words = vec![0u64; mark_words(slots)];
     advise_huge_pages(&mut state_bytes);
-    advise_huge_pages(&mut decided_words);
+    advise_huge_pages(&mut mark_words);
     let restored = match checkpoints {
-        Some(c) => checkpoint::read(&c.path, &index, &mut state_bytes, &mut decided_words)?,
+        Some(c) => checkpoint::read(&c.path, &index, &mut state_bytes, &mut mark_words)?,
         None => None,
     };
     let state = as_atomic(&mut state_bytes);
-    let decided_bits = as_atomic_words(&mut decided_words);
+    let marks = as_atomic_words(&mut mark_words);
     // Acquire pairs with the Release in `set_decided`: a set bit shows the value stored before it.
-    let is_decided = |slot: u64| decided_bits[(slot / 64) as usize].load(Acquire) & 1 << (slot % 64) != 0;
+    let is_decided = |slot: u64| marks[mark_word(slot)].load(Acquire) & decided_mark(slot) != 0;
     let edges = AtomicU64::new(0);
     let chunks = slots.div_ceil(CHUNK);
     let chunk_range = |c: u64| c * CHUNK..((c + 1) * CHUNK).min(slots);
@@ -170,7 +195,7 @@ pub fn solve_with_inline_limit(
             (0..chunks).into_par_iter().for_each(|c| {
                 let (mut chunk_edges, mut chunk_wins) = (0, 0);
                 // Chunks start on a word and no other thread writes this chunk's words during
-                // init: gather each word's decided bits and store it once.
+                // init: gather each word's decided bits and store it once (no frontier yet).
                 let mut word = 0u64;
                 index.for_each_position(chunk_range(c), |slot, position| {
                     let (look, moves) = FirstLook::of(position);
@@ -179,13 +204,13 @@ pub fn solve_with_inline_limit(
                         FirstLook::Settled(value) => {
                             chunk_wins += u64::from(value == Value::Win(1));
                             state[slot as usize].store(value.encode(), Relaxed);
-                            word |= 1 << (slot % 64);
+                            word |= decided_mark(slot);
                         }
                         // An undecided slot's byte is its counter.
                         FirstLook::Open(open) => state[slot as usize].store(open, Relaxed),
                     }
-                    if slot % 64 == 63 || slot + 1 == chunk_range(c).end {
-                        decided_bits[(slot / 64) as usize].store(word, Relaxed);
+                    if slot % SLOTS_PER_MARK_WORD == SLOTS_PER_MARK_WORD - 1 || slot + 1 == chunk_range(c).end {
+                        marks[mark_word(slot)].store(word, Relaxed);
                         word = 0;
                     }
                 });
@@ -202,15 +227,15 @@ pub fn solve_with_inline_limit(
         }
     };
 
-    // The frontier: one bit per slot, set when a level decides the slot (inline distances
-    // from 3 on) and cleared once the next level has walked it. A level then finds its slots
-    // in the frontier's few set bits instead of testing the code of every decided slot (late
-    // levels decide a few slots among billions), and skips the chunks that, by the parity of
-    // the distance written, hold none.
-    let mut frontier_words = huge_vec(0u64, decided_bits.len());
-    let frontier_bits = as_atomic_words(&mut frontier_words);
-    let has_frontier: [Vec<AtomicBool>; 2] =
-        std::array::from_fn(|_| (0..chunks).map(|_| AtomicBool::new(false)).collect());
+    // The frontier bits: set when a level decides a slot (inline distances from 3 on), cleared
+    // once the next level has walked it. A level then finds its slots in the frontier's few set
+    // bits instead of testing the code of every decided slot (late levels decide a few slots
+    // among billions), and skips the chunks that, by the parity of the distance written, hold
+    // none. A checkpoint keeps the frontier, but not which chunks hold it: after a resume, its
+    // first level visits every chunk.
+    let has_frontier: [Vec<AtomicBool>; 2] = std::array::from_fn(|parity| {
+        (0..chunks).map(|_| AtomicBool::new(parity == first_level as usize % 2 && first_level > 0)).collect()
+    });
     // Decides an undecided slot; several threads may reach the same slot in one level (wins),
     // and all of them write the same value, but only the first to set its bit counts it.
     // The value is stored before the bit is set: a slot whose bit is set must never show its
@@ -220,14 +245,16 @@ pub fn solve_with_inline_limit(
     let set_decided = |slot: u64, dtw: u32| {
         let code = if dtw <= max_inline { Value::from_dtw(dtw).encode() } else { OVERFLOW_CODE };
         state[slot as usize].store(code, Relaxed);
-        let bit = 1 << (slot % 64);
-        let first = decided_bits[(slot / 64) as usize].fetch_or(bit, Release) & bit == 0;
+        let decided = decided_mark(slot);
+        let on_frontier = code != OVERFLOW_CODE && dtw >= 3;
+        // Both bits at once: a scan that sees the frontier bit sees the code (Release). A
+        // second thread deciding the same slot in the same level sets the same bits.
+        let set = if on_frontier { decided | decided << 1 } else { decided };
+        let first = marks[mark_word(slot)].fetch_or(set, Release) & decided == 0;
         if first {
             if code == OVERFLOW_CODE {
                 overflow.lock().expect("no panics while held").push((slot, dtw));
-            } else if dtw >= 3 {
-                // Release, like the decided bit: a scan that sees the frontier bit sees the code.
-                frontier_bits[(slot / 64) as usize].fetch_or(bit, Release);
+            } else if on_frontier {
                 // A plain load first: most slots land in chunks already marked, and a store to
                 // a shared flag on every one would bounce its cache line between the cores.
                 let marked = &has_frontier[dtw as usize % 2][(slot / CHUNK) as usize];
@@ -252,11 +279,8 @@ pub fn solve_with_inline_limit(
                 return;
             }
             let p = parents.index_before(&unmove);
-            prefetch(&decided_bits[(p / 64) as usize]);
-            if n.is_multiple_of(2) {
-                // A loss level decides every undecided predecessor: its frontier bit is set.
-                prefetch(&frontier_bits[(p / 64) as usize]);
-            } else {
+            prefetch(&marks[mark_word(p)]);
+            if !n.is_multiple_of(2) {
                 prefetch(&state[p as usize]);
             }
             predecessors.push(p);
@@ -279,7 +303,7 @@ pub fn solve_with_inline_limit(
 
     progress.phase(&format!("{material}: levels"), slots);
     if first_level > 0 {
-        progress.advance(decided_bits.par_iter().map(|w| u64::from(w.load(Relaxed).count_ones())).sum());
+        progress.advance(marks.par_iter().map(|w| u64::from((w.load(Relaxed) & DECIDED_MARKS).count_ones())).sum());
     }
     let mut last_checkpoint = Instant::now();
     let mut last_write = std::time::Duration::ZERO;
@@ -291,31 +315,29 @@ pub fn solve_with_inline_limit(
             decided.store(wins_in_one.load(Relaxed), Relaxed);
         } else if n <= max_inline {
             let code = (n + 1) as u8;
-            // The frontier holds this level's slots when the level before ran here and created
-            // them (init writes distances up to 2; a resumed solve starts without a frontier).
-            let from_frontier = n >= 3 && n > first_level;
+            // From 3 on, the frontier holds this level's slots (init writes distances up to 2).
+            let from_frontier = n >= 3;
             (0..chunks).into_par_iter().for_each(|c| {
                 let (mut found, mut chunk_edges) = (0, 0);
                 if from_frontier && !has_frontier[n as usize % 2][c as usize].load(Relaxed) {
                     return;
                 }
                 let mut cursor = index.cursor();
-                // Word by word (chunks start on a word), visiting only the set bits: a
-                // slot-by-slot test of bits that are set at random would mispredict a branch on
-                // every other slot.
-                let words = chunk_range(c).start / 64..chunk_range(c).end.div_ceil(64);
+                // Word by word, visiting only the set bits: a slot-by-slot test of bits that are
+                // set at random would mispredict a branch on every other slot.
+                let bits_wanted = if from_frontier { DECIDED_MARKS << 1 } else { DECIDED_MARKS };
+                let words = mark_word(chunk_range(c).start)..mark_word(chunk_range(c).end - 1) + 1;
                 for word in words {
                     // An undecided slot's byte is a counter, which may equal the code: read the
                     // bits first, and a byte only behind its bit (see `set_decided`). A slot
                     // decided after this load belongs to the next level, and so does a frontier
                     // bit whose byte is not this level's code.
-                    let bits_of = if from_frontier { frontier_bits } else { decided_bits };
-                    let mut bits = bits_of[word as usize].load(Acquire);
+                    let mut bits = marks[word].load(Acquire) & bits_wanted;
                     let mut walked = 0u64;
                     while bits != 0 {
                         let bit = bits & bits.wrapping_neg();
                         bits ^= bit;
-                        let slot = word * 64 + u64::from(bit.trailing_zeros());
+                        let slot = word as u64 * SLOTS_PER_MARK_WORD + u64::from(bit.trailing_zeros() / 2);
                         if state[slot as usize].load(Relaxed) == code {
                             walked |= bit;
                             found += 1;
@@ -323,7 +345,7 @@ pub fn solve_with_inline_limit(
                         }
                     }
                     if from_frontier && walked != 0 {
-                        frontier_bits[word as usize].fetch_and(!walked, Relaxed);
+                        marks[word].fetch_and(!walked, Relaxed);
                     }
                 }
                 decided.fetch_add(found, Relaxed);
@@ -354,7 +376,7 @@ pub fn solve_with_inline_limit(
             let (bytes, words) = unsafe {
                 (
                     std::slice::from_raw_parts(state.as_ptr() as *const u8, state.len()),
-                    std::slice::from_raw_parts(decided_bits.as_ptr() as *const u64, decided_bits.len()),
+                    std::slice::from_raw_parts(marks.as_ptr() as *const u64, marks.len()),
                 )
             };
             checkpoint::write(&c.path, &index, n, bytes, words, &overflow.lock().expect("not poisoned"))?;
@@ -367,16 +389,15 @@ pub fn solve_with_inline_limit(
 
     // What stays undecided is a draw: its counter byte becomes 0, and the state bytes are the
     // table's values.
-    state.par_chunks(64).zip(decided_bits.par_iter()).for_each(|(bytes, word)| {
+    state.par_chunks(SLOTS_PER_MARK_WORD as usize).zip(marks.par_iter()).for_each(|(bytes, word)| {
         let word = word.load(Relaxed);
         for (i, byte) in bytes.iter().enumerate() {
-            if word & 1 << i == 0 {
+            if word & 1 << (2 * i) == 0 {
                 byte.store(0, Relaxed);
             }
         }
     });
-    drop(decided_words);
-    drop(frontier_words);
+    drop(mark_words);
     let mut overflow = overflow.into_inner().expect("not poisoned");
     overflow.sort_unstable();
     let statistics = Statistics::of_values(&state_bytes, &overflow);
