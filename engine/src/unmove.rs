@@ -11,8 +11,8 @@
 //! predecessor, so that the index can fold it from a shared view of the position
 //! ([`crate::MaterialIndex::parents_of`]); [`Position::before`] builds it when it is wanted.
 
-use crate::movegen::{attacks_on, landing};
-use crate::{Bitboard, Direction, Kind, Move, Piece, Position, Square};
+use crate::movegen::attacks_on;
+use crate::{Bitboard, Kind, Move, Piece, Position, Square};
 
 /// One way a position can have been reached: the move, the piece that made it as it was
 /// before, and the piece it captured (which the un-move puts back on the target square).
@@ -49,14 +49,11 @@ impl Position {
             }
             for prior in before.into_iter().flatten() {
                 let promotes = prior != piece;
-                let mut mask = prior.direction_mask();
-                while mask != 0 {
-                    let direction = Direction::ALL[mask.trailing_zeros() as usize];
-                    mask &= mask - 1;
-                    let Some(from) = source(to, direction, own, empty) else { continue };
-                    if !prior.promoted && prior.kind != Kind::Royal && from.is_far_rank_for(them) {
-                        continue; // an unpromoted piece never stands on its far rank
-                    }
+                let mut origins = origins(to, prior.direction_mask(), own, empty);
+                if !prior.promoted && prior.kind != Kind::Royal {
+                    origins = origins & !far_rank(them); // an unpromoted piece never stands on its far rank
+                }
+                for from in origins {
                     self.board_unmoves(prior, from, to, promotes, &mut visit);
                 }
             }
@@ -137,15 +134,29 @@ impl Position {
     }
 }
 
-/// The square a piece must have come from to land on `to` moving toward `direction`: the
-/// neighbour behind it (a step), or two behind with a friendly piece in between (a jump).
-/// The origin must be empty now, and the forward rule must really land on `to` from there.
+/// The squares a piece moving in the directions of `mask` must have come from to land on
+/// `to`: for each direction, the neighbour behind `to` (a step), or the square behind that
+/// with a friendly piece in between (a jump); either way the origin must be empty now. The
+/// forward rule then lands on `to` from there, since `to` is vacated before the move.
 #[inline]
-fn source(to: Square, direction: Direction, own: Bitboard, empty: Bitboard) -> Option<Square> {
-    let back = direction.opposite();
-    let behind = to.step(back)?;
-    let from = if own.contains(behind) { behind.step(back)? } else { behind };
-    // `landing` is evaluated on the predecessor's own set: `to` vacated, `from` occupied.
-    let own_before = (own ^ Bitboard::from_square(to)) | Bitboard::from_square(from);
-    (empty.contains(from) && landing(from, direction, own_before) == Some(to)).then_some(from)
+fn origins(to: Square, mask: u8, own: Bitboard, empty: Bitboard) -> Bitboard {
+    // The neighbours in the opposite directions: bit d of a mask is a direction, bit d + 4 (mod
+    // 8) its opposite.
+    let behind = to.neighbors_toward(mask.rotate_left(4));
+    let mut origins = behind & empty;
+    for over in behind & own {
+        if let Some(from) = to.beyond(over) {
+            origins |= Bitboard::from_square(from) & empty;
+        }
+    }
+    origins
+}
+
+/// The far rank of `color`, where its unpromoted pieces never stand.
+#[inline]
+fn far_rank(color: crate::Color) -> Bitboard {
+    match color {
+        crate::Color::First => Bitboard(0xF000),
+        crate::Color::Second => Bitboard(0x000F),
+    }
 }
