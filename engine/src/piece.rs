@@ -78,6 +78,33 @@ const NW: u8 = 1 << Direction::NorthWest as u8;
 const SILVER: u8 = N | NE | NW | SE | SW;
 const GOLD: u8 = N | NE | NW | E | W | S;
 
+/// `DIRECTION_MASKS[color][kind][promoted]`: see [`Piece::direction_mask`].
+const DIRECTION_MASKS: [[[u8; 2]; 5]; 2] = {
+    let kinds = [Kind::Royal, Kind::Carp, Kind::Fox, Kind::RaccoonDog, Kind::Tapir];
+    let mut table = [[[0u8; 2]; 5]; 2];
+    let mut k = 0;
+    while k < 5 {
+        let mut promoted = 0;
+        while promoted < 2 {
+            let forward_frame = match (kinds[k], promoted == 1) {
+                (Kind::Royal, _) => 0xFF,
+                (Kind::Carp, false) => N,
+                (Kind::Tapir, false) => N | NE | NW,
+                (Kind::RaccoonDog, false) => NE | SE | SW | NW,
+                (Kind::Fox, false) => N | E | S | W,
+                (Kind::Fox, true) => GOLD,
+                (_, true) => SILVER,
+            };
+            table[Color::First as usize][kinds[k] as usize][promoted] = forward_frame;
+            // The second player's forward is south: turning by 180° shifts every direction by 4.
+            table[Color::Second as usize][kinds[k] as usize][promoted] = forward_frame.rotate_left(4);
+            promoted += 1;
+        }
+        k += 1;
+    }
+    table
+};
+
 impl Piece {
     /// A new piece.
     pub const fn new(color: Color, kind: Kind, promoted: bool) -> Piece {
@@ -88,20 +115,8 @@ impl Piece {
     /// in board terms (already turned for the second player).
     #[inline]
     pub const fn direction_mask(self) -> u8 {
-        let forward_frame = match (self.kind, self.promoted) {
-            (Kind::Royal, _) => 0xFF,
-            (Kind::Carp, false) => N,
-            (Kind::Tapir, false) => N | NE | NW,
-            (Kind::RaccoonDog, false) => NE | SE | SW | NW,
-            (Kind::Fox, false) => N | E | S | W,
-            (Kind::Fox, true) => GOLD,
-            (_, true) => SILVER,
-        };
-        // The second player's forward is south: turning by 180° shifts every direction by 4.
-        match self.color {
-            Color::First => forward_frame,
-            Color::Second => forward_frame.rotate_left(4),
-        }
+        // A lookup: move and un-move generation ask this for every piece they visit.
+        DIRECTION_MASKS[self.color as usize][self.kind as usize][self.promoted as usize]
     }
 
     /// Whether the piece moves in `direction`.

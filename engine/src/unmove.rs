@@ -43,23 +43,34 @@ impl Position {
         for to in own {
             let piece = self.board[to.index()].expect("occupied squares hold pieces");
             // The piece before the move: as it is now, or unpromoted if it promoted on arrival.
-            let mut before = [Some(piece), None];
+            self.board_unmoves_of(piece, piece, to, own, empty, &mut visit);
             if piece.promoted && to.is_far_rank_for(them) {
-                before[1] = Some(Piece { promoted: false, ..piece });
-            }
-            for prior in before.into_iter().flatten() {
-                let promotes = prior != piece;
-                let mut origins = origins(to, prior.direction_mask(), own, empty);
-                if !prior.promoted && prior.kind != Kind::Royal {
-                    origins = origins & !far_rank(them); // an unpromoted piece never stands on its far rank
-                }
-                for from in origins {
-                    self.board_unmoves(prior, from, to, promotes, &mut visit);
-                }
+                self.board_unmoves_of(Piece { promoted: false, ..piece }, piece, to, own, empty, &mut visit);
             }
             if !piece.promoted && piece.kind != Kind::Royal {
                 visit(UnMove { mv: Move::Drop { kind: piece.kind, to }, piece, captured: None });
             }
+        }
+    }
+
+    /// Un-moves where `prior` moved to `to` and became `piece` there, from every square it can
+    /// have come from.
+    #[inline]
+    fn board_unmoves_of(
+        &self,
+        prior: Piece,
+        piece: Piece,
+        to: Square,
+        own: Bitboard,
+        empty: Bitboard,
+        visit: &mut impl FnMut(UnMove),
+    ) {
+        let mut origins = origins(to, prior.direction_mask(), own, empty);
+        if !prior.promoted && prior.kind != Kind::Royal {
+            origins = origins & !far_rank(prior.color); // an unpromoted piece never stands on its far rank
+        }
+        for from in origins {
+            self.board_unmoves(prior, from, to, prior != piece, visit);
         }
     }
 
