@@ -345,16 +345,27 @@ impl Parents<'_> {
 pub struct Cursor<'a> {
     index: &'a MaterialIndex,
     located: Option<Located>,
+    /// The last slot decoded, its position and lowest digit.
+    last: Option<(u64, Position, LowestDigit)>,
 }
 
 impl Cursor<'_> {
     /// The canonical position of `slot`, as [`MaterialIndex::position_at`] gives it.
     pub fn position_at(&mut self, slot: u64) -> Position {
+        // A slot a few above the last one often differs from it in the lowest digit only.
+        if let Some((last, position, digit)) = &mut self.last {
+            if slot > *last && digit.skip(position, slot - *last) {
+                *last = slot;
+                return *position;
+            }
+        }
         let located = match self.located {
             Some(here) if here.start <= slot && slot < here.end => here,
             _ => *self.located.insert(self.index.locate(slot)),
         };
-        self.index.decode(slot, &located)
+        let position = self.index.decode(slot, &located);
+        self.last = LowestDigit::of(&position).map(|digit| (slot, position, digit));
+        position
     }
 }
 
@@ -639,7 +650,7 @@ impl MaterialIndex {
     /// chunk): like [`MaterialIndex::position_at`], but a slot in the same block as the one
     /// before is decoded without looking its block up again.
     pub fn cursor(&self) -> Cursor<'_> {
-        Cursor { index: self, located: None }
+        Cursor { index: self, located: None, last: None }
     }
 
     /// Calls `visit` with each slot of a range and its canonical position, in order: faster
@@ -743,6 +754,7 @@ impl MaterialIndex {
 /// square (or, with none in the middle, the highest far-rank square). The next slots, until
 /// this digit carries, are the same position with that piece's state stepped through the
 /// states its square allows.
+#[derive(Clone, Copy)]
 struct LowestDigit {
     square: Square,
     kind: u8,
@@ -777,10 +789,17 @@ impl LowestDigit {
     /// Steps the piece to its next state in `position`; false when the digit would carry.
     #[inline]
     fn advance(&mut self, position: &mut Position) -> bool {
-        if self.at + 1 == self.states.len() {
+        self.skip(position, 1)
+    }
+
+    /// Steps the piece `steps` states on in `position`; false (and `position` unchanged) when
+    /// the digit would carry.
+    #[inline]
+    fn skip(&mut self, position: &mut Position, steps: u64) -> bool {
+        if steps >= (self.states.len() - self.at) as u64 {
             return false;
         }
-        self.at += 1;
+        self.at += steps as usize;
         let moved = piece_from(self.kind, self.states[self.at]);
         let square = self.square.index();
         if let Some(before) = position.board[square].filter(|before| before.color != moved.color) {
