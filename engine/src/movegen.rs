@@ -161,11 +161,16 @@ impl Position {
         let us = self.turn;
         let own = self.occupied[us];
         let royal = self.royals[us];
-        let threatened = self.threatens_royal();
+        // Every square the opponent's pieces can move onto: the royal may not go there, and the
+        // royal is threatened where it stands if its square is one of them. (A royal capturing
+        // on a square removes that piece, whose moves never reach its own square; the jumps
+        // of the others pass over their own pieces only, so the royal's move changes none.)
+        let attacked = self.reach(!us);
+        let threatened = attacked.contains(royal);
         let mut counts = MoveCounts { legal: 0, safe: 0 };
         for from in own {
             let mask = self.board[from.index()].expect("occupied squares hold pieces").direction_mask();
-            if threatened || from == royal {
+            if threatened && from != royal {
                 let mut directions = mask;
                 while directions != 0 {
                     let direction = Direction::ALL[directions.trailing_zeros() as usize];
@@ -177,15 +182,17 @@ impl Position {
                     }
                 }
             } else {
-                // Untested moves are only counted: the steps onto squares the mover does not
-                // hold, and a jump over each own piece it would step onto.
+                // The steps onto squares the mover does not hold, and a jump over each own
+                // piece it would step onto; only the royal's can expose it.
                 let steps = from.neighbors_toward(mask);
-                let mut landings = (steps & !own).count() as usize;
+                let mut landings = steps & !own;
                 for next in steps & own {
-                    landings += usize::from(from.beyond(next).is_some_and(|to| !own.contains(to)));
+                    if let Some(to) = from.beyond(next).filter(|&to| !own.contains(to)) {
+                        landings |= Bitboard::from_square(to);
+                    }
                 }
-                counts.legal += landings;
-                counts.safe += landings;
+                counts.legal += landings.count() as usize;
+                counts.safe += if from == royal { landings & !attacked } else { landings }.count() as usize;
             }
         }
         let kinds_in_hand = self.hands[us].0.iter().filter(|&&count| count > 0).count();
@@ -221,6 +228,23 @@ impl Position {
             Move::Board { from, .. } if from == royal => self.exposes_royal(mv),
             _ => threatened && self.exposes_royal(mv),
         }
+    }
+
+    /// The squares `color`'s pieces can move onto (or capture on), wherever they stand.
+    #[inline]
+    fn reach(&self, color: crate::Color) -> Bitboard {
+        let pieces = self.occupied[color];
+        let mut reach = Bitboard::EMPTY;
+        for from in pieces {
+            let steps = from.neighbors_toward(self.board[from.index()].expect("occupied").direction_mask());
+            reach |= steps;
+            for next in steps & pieces {
+                if let Some(to) = from.beyond(next) {
+                    reach |= Bitboard::from_square(to);
+                }
+            }
+        }
+        reach
     }
 
     /// Whether a piece of `attacker` standing on `own` (its pieces as found on the board) can
