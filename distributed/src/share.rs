@@ -64,9 +64,9 @@ pub struct Scanned {
     pub done: bool,
 }
 
-/// A worker's slots and their state, in the in-memory solver's layout (1.125 bytes a slot):
-/// a state byte per slot, the value code once the slot is decided and its undecided-move
-/// counter before, and a decided bit per slot.
+/// A worker's slots and their state (1.125 bytes a slot): a state byte per slot, the value
+/// code once the slot is decided and its undecided-move counter before, and a decided bit per
+/// slot, as in the in-memory solver (which also keeps a frontier bit).
 pub struct Share {
     /// The slots owned.
     pub range: Range<u64>,
