@@ -79,6 +79,23 @@ pub enum Played {
     RoyalCaptured,
 }
 
+/// `KEY_CODES[color][kind][promoted]`: a piece's 5-bit code in [`Position::key`], 1–18 (0 is
+/// an empty square): 1 + 9 × colour + 0 for the royal, 1–4 for C, F, R, T, 5–8 promoted.
+const KEY_CODES: [[[u64; 2]; 5]; 2] = {
+    let mut table = [[[0u64; 2]; 5]; 2];
+    let mut color = 0;
+    while color < 2 {
+        let mut kind = 0;
+        while kind < 5 {
+            table[color][kind][0] = 1 + 9 * color as u64 + kind as u64;
+            table[color][kind][1] = 1 + 9 * color as u64 + if kind == 0 { 0 } else { 4 + kind as u64 };
+            kind += 1;
+        }
+        color += 1;
+    }
+    table
+};
+
 impl Position {
     /// The start position, `trfk/3c/C3/KFRT b - 1`.
     pub fn start() -> Position {
@@ -141,23 +158,18 @@ impl Position {
     /// move packed into 97 bits. Distinct positions have distinct keys, so a table keyed by it
     /// never confuses two positions (as a hash could).
     pub fn key(&self) -> u128 {
-        let code = |square: Option<Piece>| {
-            square.map_or(0, |p| {
-                let kind = match (p.kind.hand_index(), p.promoted) {
-                    (None, _) => 0,
-                    (Some(i), false) => 1 + i as u64,
-                    (Some(i), true) => 5 + i as u64,
-                };
-                1 + 9 * (p.color as u64) + kind
-            })
-        };
-        // Two halves of 40 bits in 64-bit registers: shifting a u128 takes several
-        // instructions, and this runs for every position the search generates.
-        let (mut first, mut second) = (0u64, 0u64);
-        for i in 0..8 {
-            first = first << 5 | code(self.board[i]);
-            second = second << 5 | code(self.board[i + 8]);
+        // Two halves of 40 bits (squares 0–7 and 8–15, the lower square in the higher bits) in
+        // 64-bit registers: shifting a u128 takes several instructions, and this runs for every
+        // position the search generates. Only occupied squares are visited, each code looked
+        // up: testing every square for a piece mispredicted a branch on most of them.
+        let mut halves = [0u64; 2];
+        for square in self.occupied() {
+            let i = square.index();
+            let piece = self.board[i].expect("occupied squares hold pieces");
+            let code = KEY_CODES[piece.color as usize][piece.kind as usize][usize::from(piece.promoted)];
+            halves[i >> 3] |= code << (5 * (7 - (i & 7)));
         }
+        let [first, second] = halves;
         let mut rest = 0u64;
         for color in Color::BOTH {
             for count in self.hands[color].0 {
