@@ -3,8 +3,8 @@
 //!
 //! A checkpoint is the solver's whole state after a completed level `n`: the state bytes
 //! (values of decided slots, undecided-move counters of the others), the marks (each slot's
-//! decided and frontier bits), and the overflow list. A resumed solve loads them, continues with level `n + 1`, and writes the
-//! same bytes as a solve that never stopped.
+//! decided and frontier bits), and the overflow list. A resumed solve loads them, continues
+//! with level `n + 1`, and writes the same bytes as a solve that never stopped.
 //!
 //! The file, `.KKCF.s4tb.checkpoint` next to the table, is written to a temporary name,
 //! synced and renamed, so a crash while writing leaves the previous checkpoint. It starts
@@ -245,14 +245,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let index = MaterialIndex::new("KKC".parse().unwrap());
         let values: Vec<u8> = (0..index.slots()).map(|s| (s % 7) as u8).collect();
-        let decided: Vec<u64> = (0..crate::solver::mark_words(index.slots()) as u64).map(|w| w * 0x9E37_79B9).collect();
+        let marks: Vec<u64> = (0..crate::solver::mark_words(index.slots()) as u64).map(|w| w * 0x9E37_79B9).collect();
         let path = dir.path().join("c");
-        write(&path, &index, 5, &values, &decided, &[(3, 300)]).unwrap();
+        write(&path, &index, 5, &values, &marks, &[(3, 300)]).unwrap();
         let mut read_back = vec![0u8; values.len()];
-        let mut bits_back = vec![0u64; decided.len()];
+        let mut bits_back = vec![0u64; marks.len()];
         let restored = read(&path, &index, &mut read_back, &mut bits_back).unwrap().unwrap();
         assert_eq!(
-            (restored, read_back == values, bits_back == decided),
+            (restored, read_back == values, bits_back == marks),
             (Restored { level: 5, overflow: vec![(3, 300)] }, true, true)
         );
 
