@@ -167,33 +167,25 @@ impl Position {
         // of the others pass over their own pieces only, so the royal's move changes none.)
         let attacked = self.reach(!us);
         let threatened = attacked.contains(royal);
+        // Where a move other than the royal's must capture to end every threat (a move cannot
+        // block one: steps come from next to the royal, and jumps pass only over the
+        // attacker's own pieces); every square when there is no threat.
+        let cover = if threatened { self.threat_cover() } else { Bitboard::ALL };
         let mut counts = MoveCounts { legal: 0, safe: 0 };
         for from in own {
             let mask = self.board[from.index()].expect("occupied squares hold pieces").direction_mask();
-            if threatened && from != royal {
-                let mut directions = mask;
-                while directions != 0 {
-                    let direction = Direction::ALL[directions.trailing_zeros() as usize];
-                    directions &= directions - 1;
-                    if let Some(to) = landing(from, direction, own) {
-                        counts.legal += 1;
-                        // Promotion does not change what the move exposes.
-                        counts.safe += usize::from(!self.exposes_royal(Move::Board { from, to, promotes: false }));
-                    }
+            // The steps onto squares the mover does not hold, and a jump over each own piece it
+            // would step onto.
+            let steps = from.neighbors_toward(mask);
+            let mut landings = steps & !own;
+            for next in steps & own {
+                if let Some(to) = from.beyond(next).filter(|&to| !own.contains(to)) {
+                    landings |= Bitboard::from_square(to);
                 }
-            } else {
-                // The steps onto squares the mover does not hold, and a jump over each own
-                // piece it would step onto; only the royal's can expose it.
-                let steps = from.neighbors_toward(mask);
-                let mut landings = steps & !own;
-                for next in steps & own {
-                    if let Some(to) = from.beyond(next).filter(|&to| !own.contains(to)) {
-                        landings |= Bitboard::from_square(to);
-                    }
-                }
-                counts.legal += landings.count() as usize;
-                counts.safe += if from == royal { landings & !attacked } else { landings }.count() as usize;
             }
+            counts.legal += landings.count() as usize;
+            let safe = if from == royal { landings & !attacked } else { landings & cover };
+            counts.safe += safe.count() as usize;
         }
         let kinds_in_hand = self.hands[us].0.iter().filter(|&&count| count > 0).count();
         if kinds_in_hand > 0 {
@@ -228,6 +220,30 @@ impl Position {
             Move::Board { from, .. } if from == royal => self.exposes_royal(mv),
             _ => threatened && self.exposes_royal(mv),
         }
+    }
+
+    /// The squares of which the side to move must capture one to end every threat to its
+    /// royal without moving it: the intersection, over every way the opponent attacks the
+    /// royal, of the squares that way needs (a stepping piece next to the royal; a jumping
+    /// piece and the piece of its own it jumps over).
+    fn threat_cover(&self) -> Bitboard {
+        let them = !self.turn;
+        let theirs = self.occupied[them];
+        let royal = self.royals[self.turn];
+        let moves_from = |square: Square| self.board[square.index()].map_or(0, |piece| piece.direction_mask());
+        let mut cover = Bitboard::ALL;
+        for next in royal.neighbors() & theirs {
+            let toward = 1 << next.direction_to(royal).expect("neighbours") as u8;
+            if moves_from(next) & toward != 0 {
+                cover = cover & Bitboard::from_square(next);
+            }
+            if let Some(jumper) =
+                royal.beyond(next).filter(|&far| theirs.contains(far) && moves_from(far) & toward != 0)
+            {
+                cover = cover & (Bitboard::from_square(jumper) | Bitboard::from_square(next));
+            }
+        }
+        cover
     }
 
     /// The squares `color`'s pieces can move onto (or capture on), wherever they stand.
