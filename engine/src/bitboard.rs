@@ -15,6 +15,16 @@ impl Bitboard {
     pub const ALL: Bitboard = Bitboard(0xFFFF);
     /// Ranks 1 and 4: the two far ranks, where only three of the four piece states are legal.
     pub const FAR_RANKS: Bitboard = Bitboard(0xF00F);
+    /// The far rank of `color` (rank 4 for the first player, rank 1 for the second), where its
+    /// pieces promote and its unpromoted pieces never stand.
+    #[inline]
+    pub const fn far_rank(color: crate::Color) -> Bitboard {
+        match color {
+            crate::Color::First => Bitboard(0xF000),
+            crate::Color::Second => Bitboard(0x000F),
+        }
+    }
+
     /// Ranks 2 and 3.
     pub const MIDDLE_RANKS: Bitboard = Bitboard(0x0FF0);
 

@@ -111,8 +111,7 @@ impl Position {
     /// piece is unpromoted, and an unpromoted piece never stands on its far rank).
     #[inline]
     fn drop_targets(&self) -> Bitboard {
-        let far = if self.turn == crate::Color::First { Bitboard(0xF000) } else { Bitboard(0x000F) };
-        !(self.occupied() | far)
+        !(self.occupied() | Bitboard::far_rank(self.turn))
     }
 
     /// Whether the side to move can capture the opponent's royal now (a win in 1). Looks out
@@ -174,15 +173,7 @@ impl Position {
         let mut counts = MoveCounts { legal: 0, safe: 0 };
         for from in own {
             let mask = self.board[from.index()].expect("occupied squares hold pieces").direction_mask();
-            // The steps onto squares the mover does not hold, and a jump over each own piece it
-            // would step onto.
-            let steps = from.neighbors_toward(mask);
-            let mut landings = steps & !own;
-            for next in steps & own {
-                if let Some(to) = from.beyond(next).filter(|&to| !own.contains(to)) {
-                    landings |= Bitboard::from_square(to);
-                }
-            }
+            let landings = moves_onto(from, mask, own) & !own;
             counts.legal += landings.count() as usize;
             let safe = if from == royal { landings & !attacked } else { landings & cover };
             counts.safe += safe.count() as usize;
@@ -252,13 +243,7 @@ impl Position {
         let pieces = self.occupied[color];
         let mut reach = Bitboard::EMPTY;
         for from in pieces {
-            let steps = from.neighbors_toward(self.board[from.index()].expect("occupied").direction_mask());
-            reach |= steps;
-            for next in steps & pieces {
-                if let Some(to) = from.beyond(next) {
-                    reach |= Bitboard::from_square(to);
-                }
-            }
+            reach |= moves_onto(from, self.board[from.index()].expect("occupied").direction_mask(), pieces);
         }
         reach
     }
@@ -276,6 +261,22 @@ impl Position {
     pub fn has_no_legal_move(&self) -> bool {
         !self.can_drop() && self.legal_moves().is_empty()
     }
+}
+
+/// The squares a piece on `from` moving in the directions of `mask` steps or jumps onto, with
+/// its side's pieces on `own`: each neighbour in those directions, and the square beyond each
+/// such neighbour that `own` holds (a jump). The squares `own` holds among them are not
+/// landings (but a capture there by another piece would be reached).
+#[inline]
+fn moves_onto(from: Square, mask: u8, own: Bitboard) -> Bitboard {
+    let steps = from.neighbors_toward(mask);
+    let mut onto = steps;
+    for next in steps & own {
+        if let Some(to) = from.beyond(next) {
+            onto |= Bitboard::from_square(to);
+        }
+    }
+    onto
 }
 
 /// Whether one of the pieces on `own` (one side's pieces) can move onto `target`, given each

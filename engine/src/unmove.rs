@@ -67,7 +67,7 @@ impl Position {
     ) {
         let mut origins = origins(to, prior.direction_mask(), own, empty);
         if !prior.promoted && prior.kind != Kind::Royal {
-            origins = origins & !far_rank(prior.color); // an unpromoted piece never stands on its far rank
+            origins = origins & !Bitboard::far_rank(prior.color); // an unpromoted piece never stands on its far rank
         }
         for from in origins {
             self.board_unmoves(prior, from, to, prior != piece, visit);
@@ -161,13 +161,4 @@ fn origins(to: Square, mask: u8, own: Bitboard, empty: Bitboard) -> Bitboard {
         }
     }
     origins
-}
-
-/// The far rank of `color`, where its unpromoted pieces never stand.
-#[inline]
-fn far_rank(color: crate::Color) -> Bitboard {
-    match color {
-        crate::Color::First => Bitboard(0xF000),
-        crate::Color::Second => Bitboard(0x000F),
-    }
 }
