@@ -186,3 +186,19 @@ fn keys_keep_their_stored_layout() {
     // Many positions, so the comparison covers every square's code.
     assert!(distinct.len() > SAMPLES / 8, "{}", distinct.len());
 }
+
+/// The key of every move's result, updated from the key before it, equals the key built
+/// from scratch: every field a move touches (both squares, promotion, a captured piece's hand
+/// count, a drop's) is rewritten.
+#[test]
+fn keys_after_a_move_match_keys_built_afresh() {
+    let mut checked = 0;
+    for position in sample_positions(SAMPLES / 4, 5) {
+        let key = position.key();
+        for &mv in position.legal_moves().iter().filter(|&&mv| !position.captures_royal(mv)) {
+            assert_eq!(position.key_after(key, mv), position.play_unchecked(mv).key(), "{position} {mv}");
+            checked += 1;
+        }
+    }
+    assert!(checked > SAMPLES, "{checked}");
+}

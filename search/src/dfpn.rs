@@ -138,18 +138,19 @@ impl Prover<'_> {
         depth: u32,
         question: Question,
     ) -> Result<bool, Aborted> {
-        if let Some(answer) = self.known(position, depth, question) {
+        let key = key_of(position);
+        if let Some(answer) = self.known(position, key, depth, question) {
             return Ok(answer);
         }
-        let (proof, _) = self.expand(position, depth, question, INFINITE, INFINITE)?;
+        let (proof, _) = self.expand(position, key, depth, question, INFINITE, INFINITE)?;
         Ok(proof == 0)
     }
 
     /// The answer when it costs no search: the rules settle it, or the table holds it.
-    fn known(&mut self, position: &Position, depth: u32, question: Question) -> Option<bool> {
+    fn known(&mut self, position: &Position, key: u128, depth: u32, question: Question) -> Option<bool> {
         match question {
-            Question::Win => self.win_known(position, depth),
-            Question::Loss => self.loss_known(position, depth),
+            Question::Win => self.win_known(position, key, depth),
+            Question::Loss => self.loss_known(position, key, depth),
         }
     }
 
@@ -158,6 +159,7 @@ impl Prover<'_> {
     fn expand(
         &mut self,
         position: &Position,
+        key: u128,
         depth: u32,
         question: Question,
         proof_threshold: u32,
@@ -165,12 +167,16 @@ impl Prover<'_> {
     ) -> Result<(u32, u32), Aborted> {
         self.tick()?;
         // Resolved meanwhile by another path to the same position?
-        if let Some(answer) = self.known(position, depth, question) {
+        if let Some(answer) = self.known(position, key, depth, question) {
             return Ok(if answer { (0, INFINITE) } else { (INFINITE, 0) });
         }
-        let key = key_of(position);
         let child_depth = depth - 1;
         let child_question = question.next();
+        if question == Question::Win && child_depth < 4 {
+            let yes = self.wins_in_three(position);
+            self.resolve(key, depth, question, yes);
+            return Ok(if yes { (0, INFINITE) } else { (INFINITE, 0) });
+        }
         // The moves that keep the royal safe; the others lose at once.
         let moves = position.legal_moves();
         let exposes = position.exposure_test();
@@ -179,8 +185,7 @@ impl Prover<'_> {
             if exposes(mv) {
                 continue;
             }
-            let position = position.play_unchecked(mv);
-            let key = key_of(&position);
+            let (position, key) = (position.play_unchecked(mv), position.key_after(key, mv));
             // Each child's entries are looked up below: start all their (likely) cache misses
             // now, so that they overlap.
             self.table.prefetch(key);
@@ -188,7 +193,7 @@ impl Prover<'_> {
             children.push(Child { position, key, known: None, initial: (1, 1) });
         }
         for child in &mut children {
-            child.known = self.known(&child.position, child_depth, child_question);
+            child.known = self.known(&child.position, child.key, child_depth, child_question);
         }
         // A child known to decide the node (a proven loss below a "win?" node, a refuted win
         // below a "loss?" node) settles it in the loop below: no need for the others' numbers.
@@ -270,12 +275,30 @@ impl Prover<'_> {
                     disproof_threshold.min(grow(second)),
                 ),
             };
-            let child = children[best].position;
-            let (p, d) = self.expand(&child, child_depth, child_question, proof_limit, disproof_limit)?;
+            let (child, child_key) = (children[best].position, children[best].key);
+            let (p, d) = self.expand(&child, child_key, child_depth, child_question, proof_limit, disproof_limit)?;
             if p == 0 || d == 0 {
                 children[best].known = Some(p == 0);
             }
         }
+    }
+
+    /// "Win within 3" answered by the rules alone: some move leaves the opponent no move that
+    /// keeps its royal safe. The frontier of every deep search is made of these questions, so
+    /// they skip what a searched node needs (keys, table lookups, numbers) and stop at the
+    /// first such move.
+    fn wins_in_three(&mut self, position: &Position) -> bool {
+        let exposes = position.exposure_test();
+        for &mv in position.legal_moves().iter() {
+            if exposes(mv) {
+                continue;
+            }
+            self.nodes += 1;
+            if !position.play_unchecked(mv).has_safe_move() {
+                return true;
+            }
+        }
+        false
     }
 
     /// Records a resolved node as a fact.

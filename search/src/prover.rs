@@ -85,7 +85,7 @@ impl<'t> Prover<'t> {
     }
 
     /// "Win within `d`" when the rules or the table settle it without search.
-    pub(crate) fn win_known(&mut self, position: &Position, d: u32) -> Option<bool> {
+    pub(crate) fn win_known(&mut self, position: &Position, key: u128, d: u32) -> Option<bool> {
         if position.can_capture_royal() {
             return Some(true);
         }
@@ -93,7 +93,7 @@ impl<'t> Prover<'t> {
         if d < 3 {
             return Some(false);
         }
-        let known = self.table.get(key_of(position));
+        let known = self.table.get(key);
         if u32::from(known.win_within) <= d {
             return Some(true);
         }
@@ -107,7 +107,7 @@ impl<'t> Prover<'t> {
 
     /// "Loss within `d`" when the rules or the table settle it without search (within 0: no
     /// legal move; within 2: no move that keeps the royal safe).
-    pub(crate) fn loss_known(&mut self, position: &Position, d: u32) -> Option<bool> {
+    pub(crate) fn loss_known(&mut self, position: &Position, key: u128, d: u32) -> Option<bool> {
         if position.can_capture_royal() {
             return Some(false);
         }
@@ -115,7 +115,7 @@ impl<'t> Prover<'t> {
         if d < 4 {
             return Some(if d == 2 { !position.has_safe_move() } else { position.has_no_legal_move() });
         }
-        let known = self.table.get(key_of(position));
+        let known = self.table.get(key);
         if u32::from(known.loss_within) <= d {
             return Some(true);
         }
@@ -130,12 +130,12 @@ impl<'t> Prover<'t> {
 
     /// Whether the side to move can force the royal capture within `d` plies.
     pub fn wins_within(&mut self, position: &Position, d: u32) -> Result<bool, Aborted> {
-        if let Some(answer) = self.win_known(position, d) {
+        let key = key_of(position);
+        if let Some(answer) = self.win_known(position, key, d) {
             return Ok(answer);
         }
         // Wins have odd distances; past `win_known`, `d` is at least 3.
         let d = if d.is_multiple_of(2) { d - 1 } else { d };
-        let key = key_of(position);
         let known = self.table.get(key);
         self.tick()?;
         let moves = position.legal_moves();
@@ -170,14 +170,14 @@ impl<'t> Prover<'t> {
     /// Whether the opponent can force the capture of the side to move's royal within `d`
     /// plies (or the side to move has no legal move).
     pub fn loses_within(&mut self, position: &Position, d: u32) -> Result<bool, Aborted> {
-        if let Some(answer) = self.loss_known(position, d) {
+        let key = key_of(position);
+        if let Some(answer) = self.loss_known(position, key, d) {
             return Ok(answer);
         }
         // Losses have even distances; past `loss_known`, `d` is at least 4.
         let d = if d % 2 == 1 { d - 1 } else { d };
         let moves = position.legal_moves();
         let exposing = position.exposure_test();
-        let key = key_of(position);
         let known = self.table.get(key);
         self.tick()?;
         // Moves that expose the royal lose in 2 whatever happens; the others must each be
