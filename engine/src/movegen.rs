@@ -270,13 +270,7 @@ impl Position {
 #[inline]
 fn moves_onto(from: Square, mask: u8, own: Bitboard) -> Bitboard {
     let steps = from.neighbors_toward(mask);
-    let mut onto = steps;
-    for next in steps & own {
-        if let Some(to) = from.beyond(next) {
-            onto |= Bitboard::from_square(to);
-        }
-    }
-    onto
+    steps | from.beyond_each(steps & own)
 }
 
 /// Whether one of the pieces on `own` (one side's pieces) can move onto `target`, given each

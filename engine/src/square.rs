@@ -106,6 +106,15 @@ impl Square {
         (target < 16).then_some(Square(target))
     }
 
+    /// Where jumps from this square over each of `over` land: the square beyond each one that
+    /// is a neighbour, where that is on the board. One lookup per half of the board, where a
+    /// walk over the neighbours would branch on each.
+    #[inline]
+    pub fn beyond_each(self, over: crate::Bitboard) -> crate::Bitboard {
+        let [low, high] = &JUMPS_OVER[self.index()];
+        crate::Bitboard(low[usize::from(over.0 as u8)] | high[usize::from(over.0 >> 8)])
+    }
+
     /// The direction from this square to `other`, if they are neighbours.
     #[inline]
     pub fn direction_to(self, other: Square) -> Option<Direction> {
@@ -241,6 +250,33 @@ const BEYOND: [[u8; 16]; 16] = {
     table
 };
 
+/// `JUMPS_OVER[from][half][byte]`: the union of `BEYOND[from][next]` over the squares `next`
+/// whose bits are set in `byte`, the low (squares 0–7) or high (8–15) half of a bitboard.
+const JUMPS_OVER: [[[u16; 256]; 2]; 16] = {
+    let mut table = [[[0u16; 256]; 2]; 16];
+    let mut s = 0;
+    while s < 16 {
+        let mut half = 0;
+        while half < 2 {
+            let mut byte = 0;
+            while byte < 256 {
+                let mut bit = 0;
+                while bit < 8 {
+                    let beyond = BEYOND[s][half * 8 + bit];
+                    if byte & 1 << bit != 0 && beyond < 16 {
+                        table[s][half][byte] |= 1 << beyond;
+                    }
+                    bit += 1;
+                }
+                byte += 1;
+            }
+            half += 1;
+        }
+        s += 1;
+    }
+    table
+};
+
 /// `DIRECTION_TO[from][to]`: the direction from a square to a neighbour, 8 if not neighbours.
 const DIRECTION_TO: [[u8; 16]; 16] = {
     let mut table = [[8u8; 16]; 16];
@@ -289,6 +325,15 @@ mod tests {
         assert_eq!(square("b1").beyond(square("b2")), Some(square("b3")));
         assert_eq!(square("a2").beyond(square("a1")), None);
         assert_eq!(square("a1").beyond(square("c3")), None, "not neighbours");
+        let over = |names: &[&str]| {
+            let mut squares = crate::Bitboard::EMPTY;
+            for &name in names {
+                squares |= crate::Bitboard::from_square(Square::parse(name).unwrap());
+            }
+            squares
+        };
+        assert_eq!(square("b2").beyond_each(over(&["b3", "c1", "a1", "d4"])), over(&["b4"]));
+        assert_eq!(square("c3").beyond_each(over(&["b2", "c2", "d4"])), over(&["a1", "c1"]));
         for s in Square::all() {
             let mut all = Bitboard::EMPTY;
             for direction in Direction::ALL {
