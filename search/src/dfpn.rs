@@ -9,6 +9,15 @@
 //! their own fixed-size table, and every resolved node is recorded as a fact in the
 //! transposition table shared with the rest of the search.
 //!
+//! **The frontier is not searched by numbers.** Most nodes of a deep search are its last
+//! questions, "win within 3" and "loss within 4", and answering them by rules and plain loops
+//! (`wins_in_three`, `loses_in_four`: no keys, no table, no numbers, stop at the first move
+//! that decides) costs far less than df-pn's bookkeeping for each child. Measured at 1 s on
+//! the 300 positions below: 66.7–68.0% → 70.7% proven (with the faster engine of the same
+//! change). Where such a shortcut finds the side to move winning, it records the win, as
+//! `settle_refuted` does: without it, some positions were asked "no loss within `d`" again at
+//! every deeper iteration, and one iteration grew from 3.7 M to over 29 M nodes.
+//!
 //! Four choices, each measured on 300 of the reach script's real-game positions at 1 s
 //! (`scripts/search-reach.sh 300 100,1000`; 58.0% proven before them):
 //! - **Mobility on both sides**: an unresolved child starts with as many to prove (a loss: every
@@ -172,8 +181,12 @@ impl Prover<'_> {
         }
         let child_depth = depth - 1;
         let child_question = question.next();
-        if question == Question::Win && child_depth < 4 {
-            let yes = self.wins_in_three(position);
+        let shortcut = match question {
+            Question::Win if depth < 5 => Some(self.wins_in_three(position)),
+            Question::Loss if depth < 6 => Some(self.loses_in_four(position, key)),
+            _ => None,
+        };
+        if let Some(yes) = shortcut {
             self.resolve(key, depth, question, yes);
             return Ok(if yes { (0, INFINITE) } else { (INFINITE, 0) });
         }
@@ -299,6 +312,35 @@ impl Prover<'_> {
             }
         }
         false
+    }
+
+    /// "Loss within 4" answered the same way: every move that keeps the royal safe allows a
+    /// win in 3. Stops at the first move that does not.
+    ///
+    /// A win of the side to move, found on the way, is recorded as such (as `settle_refuted`
+    /// does for searched nodes): it answers every later question about the position, where
+    /// "no loss within 4" would be asked again, deeper, at each iteration.
+    fn loses_in_four(&mut self, position: &Position, key: u128) -> bool {
+        if self.wins_in_three(position) {
+            self.record(key, |b| b.win_within = b.win_within.min(3));
+            return false;
+        }
+        let exposes = position.exposure_test();
+        for &mv in position.legal_moves().iter() {
+            if exposes(mv) {
+                continue;
+            }
+            self.nodes += 1;
+            let child = position.play_unchecked(mv);
+            if !self.wins_in_three(&child) {
+                let loss = self.table.get(position.key_after(key, mv)).loss_within;
+                if u32::from(loss) < MAX_DEPTH {
+                    self.record(key, |b| b.win_within = b.win_within.min(loss + 1));
+                }
+                return false;
+            }
+        }
+        true
     }
 
     /// Records a resolved node as a fact.
