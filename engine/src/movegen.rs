@@ -6,7 +6,7 @@ use std::ops::Deref;
 
 use arrayvec::ArrayVec;
 
-use crate::{Bitboard, Direction, Kind, Move, Position, Square};
+use crate::{Bitboard, Direction, Kind, Move, Piece, Position, Square};
 
 /// Capacity of a [`MoveList`]: 9 pieces × 8 directions plus 4 kinds × 14 squares is below it.
 pub const MAX_MOVES: usize = 128;
@@ -147,6 +147,39 @@ impl Position {
         self.attacks(them, attackers, royal)
     }
 
+    /// Whether, after the legal move `mv` (not a royal capture), the mover threatens the
+    /// opponent's royal: `play_unchecked(mv).threatens_royal()` without building the position.
+    /// The mover's pieces stay where they are, except the moved or dropped one.
+    #[inline]
+    pub fn threatens_after(&self, mv: Move) -> bool {
+        let us = self.turn;
+        let (to, moved) = match mv {
+            Move::Board { from, to, promotes } => {
+                let piece = self.board[from.index()].expect("a board move starts on a piece");
+                (to, Piece { promoted: piece.promoted | promotes, ..piece })
+            }
+            Move::Drop { kind, to } => (to, Piece::new(us, kind, false)),
+        };
+        let own = (self.occupied[us] & !vacated(mv)) | Bitboard::from_square(to);
+        // Every other square of `own` still holds the mover's piece it held before.
+        attacks_on(own, self.royals[!us], |square| {
+            if square == to {
+                moved.direction_mask()
+            } else {
+                self.board[square.index()].map_or(0, |piece| piece.direction_mask())
+            }
+        })
+    }
+
+    /// Whether, after the legal move `mv`, the opponent has a drop: a piece in hand (which
+    /// `mv` does not change) and an empty square off its far rank.
+    #[inline]
+    pub fn opponent_can_drop_after(&self, mv: Move) -> bool {
+        let them = !self.turn;
+        let occupied = (self.occupied() & !vacated(mv)) | Bitboard::from_square(mv.to());
+        !self.hands[them].is_empty() && !(occupied | Bitboard::far_rank(them)).is_empty()
+    }
+
     /// How many legal moves the side to move has, and how many of them are safe (after them
     /// the opponent cannot capture the mover's royal at once; the others lose in 2), counted
     /// without listing the moves: the mobility the proof search starts from and the counter
@@ -260,6 +293,15 @@ impl Position {
     /// Whether the side to move has no legal move (no board move, no drop): it has lost.
     pub fn has_no_legal_move(&self) -> bool {
         !self.can_drop() && self.legal_moves().is_empty()
+    }
+}
+
+/// The square a move empties: its origin, none for a drop.
+#[inline]
+fn vacated(mv: Move) -> Bitboard {
+    match mv {
+        Move::Board { from, .. } => Bitboard::from_square(from),
+        Move::Drop { .. } => Bitboard::EMPTY,
     }
 }
 

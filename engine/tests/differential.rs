@@ -202,3 +202,22 @@ fn keys_after_a_move_match_keys_built_afresh() {
     }
     assert!(checked > SAMPLES, "{checked}");
 }
+
+/// What a move leaves the opponent, read off the position before it, equals what the
+/// position after it says: a threat to the opponent's royal, and a drop for the opponent.
+#[test]
+fn threats_and_drops_after_a_move_match_the_position_after_it() {
+    let (mut threats, mut without_drop) = (0, 0);
+    for position in sample_positions(SAMPLES / 4, 6) {
+        for &mv in position.legal_moves().iter().filter(|&&mv| !position.captures_royal(mv)) {
+            let after = position.play_unchecked(mv);
+            assert_eq!(position.threatens_after(mv), after.threatens_royal(), "{position} {mv}");
+            let has_drop = after.legal_moves().iter().any(|mv| matches!(mv, Move::Drop { .. }));
+            assert_eq!(position.opponent_can_drop_after(mv), has_drop, "{position} {mv}");
+            threats += usize::from(after.threatens_royal());
+            without_drop += usize::from(!has_drop);
+        }
+    }
+    // Both answers occur often, or the comparison says little.
+    assert!(threats > SAMPLES / 10 && without_drop > SAMPLES / 10, "{threats} {without_drop}");
+}

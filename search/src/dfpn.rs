@@ -311,6 +311,11 @@ impl Prover<'_> {
                 continue;
             }
             self.nodes += 1;
+            // An opponent left unthreatened with a drop to make has a safe move: no need to
+            // build the position to see it.
+            if !position.threatens_after(mv) && position.opponent_can_drop_after(mv) {
+                continue;
+            }
             if !position.play_unchecked(mv).has_safe_move() {
                 return true;
             }
@@ -356,21 +361,20 @@ impl Prover<'_> {
     /// the royal are tried first (most such wins start with one); the others after them.
     fn wins_in_five(&mut self, position: &Position, key: u128) -> bool {
         let exposes = position.exposure_test();
-        let mut quiet: ArrayVec<(Move, Position), MAX_MOVES> = ArrayVec::new();
+        let mut quiet: ArrayVec<Move, MAX_MOVES> = ArrayVec::new();
         for &mv in position.legal_moves().iter() {
             if exposes(mv) {
                 continue;
             }
             self.nodes += 1;
-            let child = position.play_unchecked(mv);
-            if !child.threatens_royal() {
-                quiet.push((mv, child));
-            } else if self.loses_in_four(&child, position.key_after(key, mv)) {
+            if !position.threatens_after(mv) {
+                quiet.push(mv);
+            } else if self.loses_in_four(&position.play_unchecked(mv), position.key_after(key, mv)) {
                 return true;
             }
         }
-        for (mv, child) in quiet {
-            if self.loses_in_four(&child, position.key_after(key, mv)) {
+        for mv in quiet {
+            if self.loses_in_four(&position.play_unchecked(mv), position.key_after(key, mv)) {
                 return true;
             }
         }
