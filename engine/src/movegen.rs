@@ -225,8 +225,28 @@ impl Position {
     /// Whether any legal move is safe, as in [`Position::move_counts`], mostly without looking
     /// at the moves: while the royal is not threatened every drop is safe (see
     /// [`Position::exposure_test`]), and a non-empty hand has somewhere to drop nearly always.
+    ///
+    /// Past that, the pieces are tested as [`Position::move_counts`] counts them, but the
+    /// first safe move ends the test, and the opponent's reach is gathered only for the
+    /// royal's moves, tested last.
     pub fn has_safe_move(&self) -> bool {
-        (self.can_drop() && !self.threatens_royal()) || self.move_counts().safe > 0
+        let threatened = self.threatens_royal();
+        if !threatened && self.can_drop() {
+            return true;
+        }
+        // While threatened, a drop never helps (see `move_counts`).
+        let us = self.turn;
+        let own = self.occupied[us];
+        let royal = self.royals[us];
+        let cover = if threatened { self.threat_cover() } else { Bitboard::ALL };
+        for from in own & !Bitboard::from_square(royal) {
+            let mask = self.board[from.index()].expect("occupied squares hold pieces").direction_mask();
+            if !(moves_onto(from, mask, own) & !own & cover).is_empty() {
+                return true;
+            }
+        }
+        let royal_mask = self.board[royal.index()].expect("the royal stands on its square").direction_mask();
+        !(moves_onto(royal, royal_mask, own) & !own & !self.reach(!us)).is_empty()
     }
 
     /// [`Position::exposes_royal`] as a test for many moves of this position, with the threat
