@@ -196,8 +196,8 @@ struct SearchArgs {
     /// Search budget in milliseconds for a position without a table (0: none).
     #[arg(long, default_value_t = 300)]
     search_ms: u64,
-    /// Search budget in nodes.
-    #[arg(long, default_value_t = 20_000_000)]
+    /// Search budget in nodes (positions examined).
+    #[arg(long, default_value_t = shogi4_search::DEFAULT_MAX_NODES)]
     search_nodes: u64,
     /// Transposition table size in MiB.
     #[arg(long, default_value_t = 64)]

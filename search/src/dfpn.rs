@@ -9,19 +9,19 @@
 //! their own fixed-size table, and every resolved node is recorded as a fact in the
 //! transposition table shared with the rest of the search.
 //!
-//! **The frontier is not searched by numbers.** Most nodes of a deep search are its last
-//! questions, "win within 3", "loss within 4" and "win within 5", and answering them by rules
-//! and plain loops (`wins_in_three`, `loses_in_four`, `wins_in_five`: no numbers, hardly any
-//! table lookups, stop at the first move that decides) costs far less than df-pn's bookkeeping
-//! for each child. Measured at 1 s on the 300 positions below: 66.7–68.0% → 70.7% proven for
-//! the first two (with the faster engine of the same change); "win within 5" as well took the
-//! time to prove the positions that need 0.1–3 s to 0.86–0.92 (moves that threaten the royal
-//! tried first; in their plain order, 0.98), and 1,000 positions from 74.9% to 75.3%. Where such a shortcut finds the side to move winning, it records the win, as
-//! `settle_refuted` does: without it, some positions were asked "no loss within `d`" again at
-//! every deeper iteration, and one iteration grew from 3.7 M to over 29 M nodes. Tried and
-//! dropped: threatening defences first in `loses_in_four` (1.07–1.13 × the time); "loss within
-//! 6" by a loop as well (about 1.6 × the time: a loop tries the defences in order, where df-pn
-//! picks the one that leaves the attacker fewest moves).
+//! **The frontier is not searched by numbers.** Most nodes of a deep search are its last questions,
+//! "win within 3", "loss within 4" and "win within 5", and answering them by rules and plain loops
+//! (`wins_in_three`, `loses_in_four`, `wins_in_five`: no numbers, hardly any table lookups, stop at
+//! the first move that decides) costs far less than df-pn's bookkeeping for each child. Measured at
+//! 1 s on the 300 positions below: 66.7–68.0% → 70.7% proven for the first two (with the faster
+//! engine of the same change); "win within 5" as well took the time to prove the positions that
+//! need 0.1–3 s to 0.86–0.92 (moves that threaten the royal tried first; in their plain order,
+//! 0.98), and 1,000 positions from 74.9% to 75.3%. Where such a shortcut finds the side to move
+//! winning, it records the win, as `settle_refuted` does: without it, some positions were asked "no
+//! loss within `d`" again at every deeper iteration, and one iteration grew from 3.7 M to over 29 M
+//! nodes. Tried and dropped: threatening defences first in `loses_in_four` (1.07–1.13 × the time);
+//! "loss within 6" by a loop as well (about 1.6 × the time: a loop tries the defences in order,
+//! where df-pn picks the one that leaves the attacker fewest moves).
 //!
 //! Four choices, each measured on 300 of the reach script's real-game positions at 1 s
 //! (`scripts/search-reach.sh 300 100,1000`; 58.0% proven before them):

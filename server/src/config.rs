@@ -59,8 +59,8 @@ pub struct Config {
     /// real-game position); a batch shares one budget.
     #[arg(long, env = "SHOGI4_SEARCH_MS", default_value_t = 300)]
     pub search_ms: u64,
-    /// Search budget per request in nodes (positions expanded).
-    #[arg(long, env = "SHOGI4_SEARCH_NODES", default_value_t = 20_000_000)]
+    /// Search budget per request in nodes (positions examined).
+    #[arg(long, env = "SHOGI4_SEARCH_NODES", default_value_t = shogi4_search::DEFAULT_MAX_NODES)]
     pub search_nodes: u64,
     /// Searches running at once (default: one per core); 0 turns search off, and positions
     /// without a table get 404.

@@ -35,7 +35,7 @@ impl Default for SearchSettings {
     fn default() -> SearchSettings {
         SearchSettings {
             time: Duration::from_millis(300),
-            nodes: 20_000_000,
+            nodes: shogi4_search::DEFAULT_MAX_NODES,
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
             table_bytes: 64 << 20,
             cache_entries: 10_000,
