@@ -96,12 +96,16 @@ const KEY_CODES: [[[u64; 2]; 5]; 2] = {
     table
 };
 
-/// Where a square's code starts in [`Position::key`]: squares 0–7 fill bits 57–96, 8–15 bits
-/// 17–56, the lower square in the higher bits.
+/// Where the two halves of the board start in [`Position::key`]: squares 0–7 fill bits 57–96,
+/// squares 8–15 bits 17–56 (40 bits each), the hands and the side to move bits 0–16.
+const KEY_HALF_SHIFTS: [u32; 2] = [57, 17];
+
+/// Where a square's code starts in [`Position::key`]: in its half, the lower square in the
+/// higher bits.
 #[inline]
 const fn key_shift(square: Square) -> u32 {
-    let i = square.index() as u32;
-    (if i < 8 { 57 } else { 17 }) + 5 * (7 - (i & 7))
+    let i = square.index();
+    KEY_HALF_SHIFTS[i >> 3] + 5 * (7 - (i as u32 & 7))
 }
 
 /// The five bits of a square's code in [`Position::key`].
@@ -198,7 +202,7 @@ impl Position {
             }
         }
         rest = rest << 1 | self.turn as u64;
-        u128::from(first) << 57 | u128::from(second) << 17 | u128::from(rest)
+        u128::from(first) << KEY_HALF_SHIFTS[0] | u128::from(second) << KEY_HALF_SHIFTS[1] | u128::from(rest)
     }
 
     /// The [`Position::key`] of `self.play_unchecked(mv)`, from this position's `key`: only
