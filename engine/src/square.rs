@@ -320,15 +320,15 @@ mod tests {
 
     #[test]
     fn jumps_land_beyond_a_neighbour() {
-        let square = |name| Square::parse(name).unwrap();
+        let square = |name: &str| Square::parse(name).unwrap();
         assert_eq!(square("a1").beyond(square("b2")), Some(square("c3")));
         assert_eq!(square("b1").beyond(square("b2")), Some(square("b3")));
         assert_eq!(square("a2").beyond(square("a1")), None);
         assert_eq!(square("a1").beyond(square("c3")), None, "not neighbours");
         let over = |names: &[&str]| {
-            let mut squares = crate::Bitboard::EMPTY;
+            let mut squares = Bitboard::EMPTY;
             for &name in names {
-                squares |= crate::Bitboard::from_square(Square::parse(name).unwrap());
+                squares |= Bitboard::from_square(square(name));
             }
             squares
         };
