@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 use shogi4_engine::{Color, Material, Position};
-use shogi4_search::{Analysis, MoveOutcome, Outcome, Report};
+use shogi4_search::{Analysis, Line, MoveOutcome, Outcome};
 use shogi4_tablebase::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeResult, Table, Value};
 use utoipa::ToSchema;
 
@@ -51,17 +51,18 @@ impl SearchStats {
     }
 }
 
-/// A value as the API states it: category, distance, and for unknown results the depth
-/// searched without finding one.
+/// A value as the API states it: category, the exact distance or its bounds, and for unknown
+/// results the depth searched without finding one.
 struct Stated {
     category: Category,
     dtw: Option<u32>,
+    bounds: Option<(u32, u32)>,
     no_result_within: Option<u32>,
 }
 
 impl From<Value> for Stated {
     fn from(value: Value) -> Stated {
-        Stated { category: value.into(), dtw: value.dtw(), no_result_within: None }
+        Stated { category: value.into(), dtw: value.dtw(), bounds: None, no_result_within: None }
     }
 }
 
@@ -69,9 +70,18 @@ impl From<Outcome> for Stated {
     fn from(outcome: Outcome) -> Stated {
         match outcome {
             Outcome::Proven(value) => value.into(),
-            Outcome::Unknown { no_result_within } => {
-                Stated { category: Category::Unknown, dtw: None, no_result_within: Some(no_result_within) }
-            }
+            Outcome::Bounded { win, at_least, at_most } => Stated {
+                category: if win { Category::Win } else { Category::Loss },
+                dtw: None,
+                bounds: Some((at_least, at_most)),
+                no_result_within: None,
+            },
+            Outcome::Unknown { no_result_within } => Stated {
+                category: Category::Unknown,
+                dtw: None,
+                bounds: None,
+                no_result_within: Some(no_result_within),
+            },
         }
     }
 }
@@ -121,8 +131,17 @@ pub struct MoveInfo {
     pub category: Category,
     /// Plies from the probed position to the royal capture if this move is played and both
     /// sides then play perfectly, counting this move: 1 for a royal capture. For the best move
-    /// this equals the position's `dtw`. Null for draws and unknown results.
+    /// this equals the position's `dtw`. Null for draws, unknown results and proven results
+    /// whose distance is only bounded.
     pub dtw: Option<u32>,
+    /// For a proven `win` or `loss` whose exact distance the search did not establish: the
+    /// distance, counted as `dtw` is, is at least this (every shorter one was refuted).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtw_at_least: Option<u32>,
+    /// For a proven `win` or `loss` whose exact distance the search did not establish: the
+    /// distance is at most this (a forced result within it was proven).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtw_at_most: Option<u32>,
     /// For an `unknown` move (search only): no forced result within this many plies from the
     /// probed position, this move included.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -160,9 +179,17 @@ pub struct ProbeResponse {
     pub category: Category,
     /// Distance to win: plies until the royal is captured under perfect play (the winner
     /// shortens, the loser lengthens). Odd when the side to move wins, even when it loses;
-    /// 1 = it can capture the royal now; 0 = it has no legal move and has lost. Null for draws
-    /// and unknown results.
+    /// 1 = it can capture the royal now; 0 = it has no legal move and has lost. Null for draws,
+    /// unknown results and proven results whose distance is only bounded.
     pub dtw: Option<u32>,
+    /// For a `win` or `loss` proven by search without its exact distance: the distance to win
+    /// is at least this (every shorter distance was refuted). Same parity as `dtw` would have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtw_at_least: Option<u32>,
+    /// For a `win` or `loss` proven by search without its exact distance: the distance to win
+    /// is at most this (a forced royal capture within it was proven).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtw_at_most: Option<u32>,
     /// For an `unknown` result: neither side can force the royal capture within this many
     /// plies (the search went that deep).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -172,8 +199,9 @@ pub struct ProbeResponse {
     /// For `source: search`: the work it took.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchStats>,
-    /// Every legal move, best first: wins by shortest `dtw`, then draws (tables) or unknown
-    /// (search), then losses by longest `dtw`; ties in move-generation order.
+    /// Every legal move, best first: exact wins by shortest `dtw`, bounded wins by smallest
+    /// `dtw_at_most`, then draws (tables) or unknown (search), then bounded losses by largest
+    /// `dtw_at_most`, then exact losses by longest `dtw`; ties in move-generation order.
     pub moves: Vec<MoveInfo>,
 }
 
@@ -185,8 +213,14 @@ pub struct MainlineMove {
     pub notation: String,
     /// SFEN after the move; null for the final royal capture.
     pub sfen: Option<String>,
-    /// Plies left to the royal capture after this move (0 after the capture).
-    pub dtw: u32,
+    /// Plies left to the royal capture after this move (0 after the capture), on a line of
+    /// best play. Absent on a forced line of a bounded result, which has `dtw_at_most`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtw: Option<u32>,
+    /// On a forced line of a bounded result: the royal capture comes within this many plies
+    /// after this move (it may come sooner with best play).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtw_at_most: Option<u32>,
 }
 
 /// The line of best play from a position to the royal capture.
@@ -206,9 +240,18 @@ pub struct MainlineResponse {
     pub material: String,
     /// The value for the side to move.
     pub category: Category,
-    /// Plies to the royal capture; null for draws and unknown results. Equals the length of
-    /// `mainline`.
+    /// Plies to the royal capture; null for draws, unknown results and bounded ones. Equals
+    /// the length of `mainline`.
     pub dtw: Option<u32>,
+    /// For a `win` or `loss` proven by search without its exact distance: the distance to win
+    /// is at least this.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtw_at_least: Option<u32>,
+    /// For a `win` or `loss` proven by search without its exact distance: the distance to win
+    /// is at most this. `mainline` is then a forced winning line of at most this many moves,
+    /// not necessarily the shortest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dtw_at_most: Option<u32>,
     /// For an `unknown` result: no forced result within this many plies.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub no_result_within: Option<u32>,
@@ -216,8 +259,9 @@ pub struct MainlineResponse {
     pub source: Source,
     /// Who captures the royal at the end of the line; null for draws and unknown results.
     pub winner: Option<Side>,
-    /// The moves, each side playing its best; empty for a draw (play goes on forever) or an
-    /// unknown result.
+    /// The moves, each side playing its best (for a bounded result: the winner keeping a
+    /// proven win, the loser its slowest known defence); empty for a draw (play goes on
+    /// forever) or an unknown result.
     pub mainline: Vec<MainlineMove>,
 }
 
@@ -312,6 +356,8 @@ impl MoveInfo {
             fen,
             category: stated.category,
             dtw: stated.dtw,
+            dtw_at_least: stated.bounds.map(|b| b.0),
+            dtw_at_most: stated.bounds.map(|b| b.1),
             no_result_within: stated.no_result_within,
             capture: flags.capture,
             promotion: flags.promotion,
@@ -349,6 +395,8 @@ impl ProbeResponse {
             side_to_move: position.turn().into(),
             category: stated.category,
             dtw: stated.dtw,
+            dtw_at_least: stated.bounds.map(|b| b.0),
+            dtw_at_most: stated.bounds.map(|b| b.1),
             no_result_within: stated.no_result_within,
             source,
             search,
@@ -372,6 +420,7 @@ impl ProbeResponse {
 
 impl MainlineResponse {
     fn build(position: &Position, stated: Stated, source: Source, steps: &[MainlineStep]) -> MainlineResponse {
+        let exact = stated.bounds.is_none();
         let winner = match stated.category {
             Category::Win => Some(position.turn().into()),
             Category::Loss => Some((!position.turn()).into()),
@@ -382,6 +431,8 @@ impl MainlineResponse {
             material: position.material().to_string(),
             category: stated.category,
             dtw: stated.dtw,
+            dtw_at_least: stated.bounds.map(|b| b.0),
+            dtw_at_most: stated.bounds.map(|b| b.1),
             no_result_within: stated.no_result_within,
             source,
             winner,
@@ -390,7 +441,8 @@ impl MainlineResponse {
                 .map(|s| MainlineMove {
                     notation: s.mv.to_string(),
                     sfen: s.result.map(|p| p.to_sfen()),
-                    dtw: s.dtw_after,
+                    dtw: exact.then_some(s.dtw_after),
+                    dtw_at_most: (!exact).then_some(s.dtw_after),
                 })
                 .collect(),
         }
@@ -401,17 +453,10 @@ impl MainlineResponse {
         MainlineResponse::build(position, line.value.into(), Source::Table, &line.steps)
     }
 
-    /// The answer of `GET /mainline` for `position` from a search: the proven line, or an
-    /// empty one with what the search established (`report`) when it proved nothing.
-    pub fn searched(
-        position: &Position,
-        line: Option<&(Value, Vec<MainlineStep>)>,
-        report: &Report,
-    ) -> MainlineResponse {
-        match line {
-            Some((value, steps)) => MainlineResponse::build(position, (*value).into(), Source::Search, steps),
-            None => MainlineResponse::build(position, report.outcome.into(), Source::Search, &[]),
-        }
+    /// The answer of `GET /mainline` for `position` from a search: what it established and
+    /// the line that shows it (empty when it proved nothing).
+    pub fn searched(position: &Position, line: &Line) -> MainlineResponse {
+        MainlineResponse::build(position, line.outcome.into(), Source::Search, &line.steps)
     }
 }
 

@@ -3,8 +3,9 @@
 //!
 //! Keys are exact position keys (`Position::key`). A record is one `u64`: a tag (proven, or
 //! no result within a depth), the distance or depth, and a checksum over key and record, so a
-//! damaged record is detected and ignored rather than believed. Better knowledge replaces
-//! worse: a proof replaces an unknown, a deeper unknown a shallower one.
+//! damaged record is detected and ignored rather than believed. What is recorded is merged
+//! with what is held ([`Outcome::merge`]): an exact value replaces anything else, two ranges of
+//! a proven value narrow each other, a deeper unknown replaces a shallower one.
 //!
 //! ```
 //! use shogi4_proofs::ProofStore;
@@ -28,6 +29,8 @@ const FACTS: TableDefinition<u128, u64> = TableDefinition::new("facts_v1");
 
 const TAG_PROVEN: u64 = 1;
 const TAG_UNKNOWN: u64 = 2;
+const TAG_BOUNDED_WIN: u64 = 3;
+const TAG_BOUNDED_LOSS: u64 = 4;
 
 /// Why the store failed.
 #[derive(Debug)]
@@ -132,7 +135,11 @@ impl ProofStore {
             for &(key, outcome) in facts {
                 let Some(record) = encode(key, outcome) else { continue };
                 let known = table.get(key).map_err(|e| self.error(e))?.and_then(|r| decode(key, r.value()));
-                if known.is_none_or(|known| better(outcome, known)) {
+                // What the two say together (a range narrowed, an unknown deepened); nothing
+                // is written when that is what the store holds already.
+                let merged = known.map_or(outcome, |known| known.merge(outcome));
+                if Some(merged) != known {
+                    let record = if merged == outcome { record } else { encode(key, merged).unwrap_or(record) };
                     table.insert(key, record).map_err(|e| self.error(e))?;
                     changed += 1;
                 }
@@ -196,16 +203,6 @@ fn check(db: Database, path: &Path) -> Result<Database, StoreError> {
     Ok(db)
 }
 
-/// Whether `new` says more than `known`: a proof beats an unknown, a deeper unknown a
-/// shallower one; two proofs of one position agree (both exact), so nothing changes.
-fn better(new: Outcome, known: Outcome) -> bool {
-    match (new, known) {
-        (Outcome::Proven(_), Outcome::Unknown { .. }) => true,
-        (Outcome::Unknown { no_result_within: a }, Outcome::Unknown { no_result_within: b }) => a > b,
-        _ => false,
-    }
-}
-
 fn checksum(key: u128, payload: u64) -> u64 {
     let mut bytes = [0u8; 24];
     bytes[..16].copy_from_slice(&key.to_le_bytes());
@@ -213,11 +210,18 @@ fn checksum(key: u128, payload: u64) -> u64 {
     xxhash_rust::xxh3::xxh3_64(&bytes) >> 32
 }
 
-/// `checksum (32 bits) | tag (8) | distance or depth (24)`; draws are never stored (a search
-/// never proves one).
+/// `checksum (32 bits) | tag (8) | distance or depth (24)`, a bounded value's two bounds in
+/// 12 bits each (lower, upper); draws are never stored (a search never proves one).
 fn encode(key: u128, outcome: Outcome) -> Option<u64> {
     let payload = match outcome {
         Outcome::Proven(value) => (TAG_PROVEN << 24) | u64::from(value.dtw()?),
+        Outcome::Bounded { win, at_least, at_most } => {
+            if at_most >= 1 << 12 {
+                return None;
+            }
+            let tag = if win { TAG_BOUNDED_WIN } else { TAG_BOUNDED_LOSS };
+            (tag << 24) | u64::from(at_least) << 12 | u64::from(at_most)
+        }
         Outcome::Unknown { no_result_within } => (TAG_UNKNOWN << 24) | u64::from(no_result_within),
     };
     Some(checksum(key, payload) << 32 | payload)
@@ -232,6 +236,17 @@ fn decode(key: u128, record: u64) -> Option<Outcome> {
     match payload >> 24 {
         TAG_PROVEN => Some(Outcome::Proven(Value::from_dtw(depth))),
         TAG_UNKNOWN => Some(Outcome::Unknown { no_result_within: depth }),
+        tag @ (TAG_BOUNDED_WIN | TAG_BOUNDED_LOSS) => {
+            let (at_least, at_most) = (depth >> 12, depth & 0xFFF);
+            let win = tag == TAG_BOUNDED_WIN;
+            // Only well-formed ranges were ever written: anything else is damage.
+            let parity = u32::from(win);
+            (at_least < at_most && at_least % 2 == parity && at_most % 2 == parity).then_some(Outcome::Bounded {
+                win,
+                at_least,
+                at_most,
+            })
+        }
         _ => None,
     }
 }
@@ -246,6 +261,8 @@ mod tests {
             Outcome::Proven(Value::Win(13)),
             Outcome::Proven(Value::Loss(0)),
             Outcome::Unknown { no_result_within: 17 },
+            Outcome::Bounded { win: true, at_least: 21, at_most: 61 },
+            Outcome::Bounded { win: false, at_least: 0, at_most: 120 },
         ] {
             let record = encode(99, outcome).unwrap();
             assert_eq!(decode(99, record), Some(outcome));

@@ -157,8 +157,13 @@ impl Prover<'_> {
         if let Some(answer) = self.known(position, key, depth, question) {
             return Ok(answer);
         }
-        let (proof, _) = self.expand(position, key, depth, question, INFINITE, INFINITE)?;
-        Ok(proof == 0)
+        match self.expand(position, key, depth, question, INFINITE, INFINITE)? {
+            (0, _) => Ok(true),
+            (_, 0) => Ok(false),
+            // Unresolved: only a number that reached its cap ends a root search so; that is no
+            // answer (nothing is claimed), as if the budget had run out.
+            _ => Err(Aborted),
+        }
     }
 
     /// The answer when it costs no search: the rules settle it, or the table holds it.
@@ -251,11 +256,11 @@ impl Prover<'_> {
                 let deciding = match question {
                     Question::Win => {
                         proof = proof.min(p);
-                        disproof = disproof.saturating_add(d);
+                        disproof = add(disproof, d);
                         p
                     }
                     Question::Loss => {
-                        proof = proof.saturating_add(p);
+                        proof = add(proof, p);
                         disproof = disproof.min(d);
                         d
                     }
@@ -474,4 +479,15 @@ fn initial_numbers(question: Question, depth: u32, safe_moves: u32) -> (u32, u32
 /// trick): switching back and forth between two near-equal children re-expands both.
 fn grow(second: u32) -> u32 {
     second.saturating_add(1).max(second.saturating_mul(2))
+}
+
+/// The sum of two numbers, infinite only when one of them is: a sum of finite numbers stops
+/// just below [`INFINITE`], so that a node whose children are all unresolved never looks
+/// resolved (deep questions have numbers large enough for sums to reach the cap).
+fn add(a: u32, b: u32) -> u32 {
+    if a == INFINITE || b == INFINITE {
+        INFINITE
+    } else {
+        a.saturating_add(b).min(INFINITE - 1)
+    }
 }

@@ -18,12 +18,72 @@ use shogi4_engine::{Move, Position, MAX_MOVES};
 
 use crate::dfpn::{NumberTable, Question};
 use crate::table::{key_of, Bounds, TranspositionTable, UNKNOWN};
+use crate::Outcome;
+use shogi4_tablebase::Value;
 
 /// The deepest distance a search may ask about (the table stores depths in a byte).
 pub const MAX_DEPTH: u32 = 250;
 
 /// How often (in nodes) the clock is read.
 const CLOCK_INTERVAL: u64 = 1 << 12;
+
+/// How a search splits its budget between iterative deepening (exact distances) and deep
+/// questions (proven values with distance bounds); see [`Prover::establish`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    /// The share of the budget that iterative deepening gets.
+    pub deepening: f64,
+    /// The deep questions' distances, asked in turn with equal shares of what is left:
+    /// "win within" the odd one of each distance and its even neighbour, "loss within" the
+    /// even one.
+    pub bounds: Vec<u32>,
+    /// How often the two questions of a distance are asked in turn, each turn with twice the
+    /// budget of the one before.
+    pub rounds: u32,
+    /// How a proven value's range is narrowed with what is left of the budget.
+    pub narrowing: Narrowing,
+}
+
+/// How a proven value's distance range is narrowed after the deep question that proved it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Narrowing {
+    /// Bisection: the question at the midpoint, "yes" lowering the upper bound, "no" raising
+    /// the lower one.
+    Bisect,
+    /// Deepening from the lower bound (the value's own question only), for the exact
+    /// distance of values not far beyond it.
+    Deepen,
+    /// Not at all: the range as the questions left it.
+    Keep,
+}
+
+impl Default for Plan {
+    /// The split measured best on the reach script's sets (`search/src/lib.rs` has the figures).
+    fn default() -> Plan {
+        Plan { deepening: 0.3, bounds: vec![61, 121], rounds: 1, narrowing: Narrowing::Bisect }
+    }
+}
+
+impl Plan {
+    /// Deepening alone, for exact distances only: the search before deep questions.
+    pub fn exact_only() -> Plan {
+        Plan { deepening: 1.0, bounds: Vec::new(), rounds: 0, narrowing: Narrowing::Keep }
+    }
+}
+
+/// A budget as absolute limits.
+#[derive(Clone, Copy, Debug)]
+struct Limit {
+    max_nodes: u64,
+    deadline: Option<Instant>,
+}
+
+/// A budget as amounts left.
+#[derive(Clone, Copy, Debug)]
+struct Budget {
+    nodes: u64,
+    time: Option<std::time::Duration>,
+}
 
 /// The budget ran out before a question was answered; nothing half-done is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -201,6 +261,198 @@ impl<'t> Prover<'t> {
         }
         self.record(key, |b| b.loss_within = b.loss_within.min(d as u8));
         Ok(true)
+    }
+
+    /// The budget in force, as absolute limits.
+    fn limit(&self) -> Limit {
+        Limit { max_nodes: self.max_nodes, deadline: self.deadline }
+    }
+
+    /// What is left of `limit` now.
+    fn left_of(&self, limit: Limit) -> Budget {
+        Budget {
+            nodes: limit.max_nodes.saturating_sub(self.nodes),
+            time: limit.deadline.map(|d| d.saturating_duration_since(Instant::now())),
+        }
+    }
+
+    /// Sets the budget to `share` of `budget`, counted from now.
+    fn spend(&mut self, budget: Budget, share: f64) {
+        let nodes = (budget.nodes as f64 * share) as u64;
+        self.budget(nodes, budget.time.map(|t| Instant::now() + t.mul_f64(share)));
+    }
+
+    /// What the search can establish about `position` within the budget, and within
+    /// `max_depth` plies: the exact distance when iterative deepening reaches it, else a
+    /// proven value with distance bounds when one of the deep questions is answered "yes",
+    /// else the depth to which neither side has a forced result.
+    ///
+    /// The budget is split by `plan`: deepening first, for the exact distance of the
+    /// near results; then "win within `D`" and "loss within `D − 1`" at growing `D`, each
+    /// with an equal share of what is left; then, if a value was proven, its range narrowed
+    /// by bisection with whatever remains. The budget in force when it was called is in
+    /// force again when it returns.
+    pub fn establish(&mut self, position: &Position, max_depth: u32, plan: &Plan) -> Outcome {
+        let max_depth = max_depth.min(MAX_DEPTH);
+        let whole = self.limit();
+        self.spend(self.left_of(whole), plan.deepening);
+        let (found, established) = self.deepen(position, max_depth);
+        let outcome = match found {
+            Some(dtw) => Outcome::Proven(Value::from_dtw(dtw)),
+            None => self.ask_deep(position, max_depth, established, whole, plan),
+        };
+        self.max_nodes = whole.max_nodes;
+        self.deadline = whole.deadline;
+        outcome
+    }
+
+    /// The deep questions of [`Prover::establish`], past the depth `established` that
+    /// deepening completed.
+    fn ask_deep(
+        &mut self,
+        position: &Position,
+        max_depth: u32,
+        established: u32,
+        whole: Limit,
+        plan: &Plan,
+    ) -> Outcome {
+        // Questions are placed relative to the deepest allowed distance, so that a move's
+        // search (one ply shallower) asks its position exactly what its parent's question
+        // asked of it, and finds the parent's proof in the table.
+        let shift = MAX_DEPTH - max_depth;
+        let mut questions: Vec<(u32, Question, f64)> = Vec::new();
+        for bound in plan.bounds.iter().filter_map(|&bound| bound.checked_sub(shift)) {
+            // Wins at odd depths, losses at even ones.
+            let (win, loss) = if bound % 2 == 1 { (bound, bound - 1) } else { (bound - 1, bound) };
+            // The two questions in turn, each turn with twice the budget of the one before:
+            // df-pn resumes from the numbers it left in its table, so a question asked again
+            // goes on where it stopped, and the side that is easier to prove is found early.
+            for round in 0..plan.rounds {
+                let weight = f64::from(1u32 << round);
+                questions.push((win, Question::Win, weight));
+                questions.push((loss, Question::Loss, weight));
+            }
+        }
+        questions.retain(|&(depth, ..)| depth > established && depth <= max_depth);
+        // What the questions refute: no win within `no_win`, no loss within `no_loss`.
+        let (mut no_win, mut no_loss) = (established, established);
+        for asked in 0..questions.len() {
+            let (depth, question, weight) = questions[asked];
+            let refuted = if question == Question::Win { no_win } else { no_loss };
+            if depth <= refuted {
+                continue;
+            }
+            let weights: f64 = questions[asked..].iter().map(|q| q.2).sum();
+            self.spend(self.left_of(whole), weight / weights);
+            match self.prove_by_numbers(position, depth, question) {
+                Ok(true) => {
+                    self.spend(self.left_of(whole), 1.0);
+                    let win = question == Question::Win;
+                    let at_least = if win { no_win + 1 } else { no_loss + 1 };
+                    return match plan.narrowing {
+                        Narrowing::Bisect => self.tighten(position, win, at_least, depth),
+                        Narrowing::Deepen => self.deepen_within(position, win, at_least, depth),
+                        Narrowing::Keep => Outcome::won(win, at_least, depth),
+                    };
+                }
+                Ok(false) if question == Question::Win => no_win = no_win.max(depth),
+                Ok(false) => no_loss = no_loss.max(depth),
+                Err(Aborted) => {}
+            }
+        }
+        Outcome::Unknown { no_result_within: no_win.min(no_loss) }
+    }
+
+    /// A proven value whose distance lies in `at_least..=at_most`, the lower bound raised by
+    /// iterative deepening (the value's own question only) while the budget lasts.
+    fn deepen_within(&mut self, position: &Position, win: bool, at_least: u32, at_most: u32) -> Outcome {
+        let parity = u32::from(win);
+        let mut at_least = if at_least % 2 == parity { at_least } else { at_least + 1 };
+        let question = if win { Question::Win } else { Question::Loss };
+        while at_least < at_most {
+            match self.prove_by_numbers(position, at_least, question) {
+                Ok(true) => return Outcome::won(win, at_least, at_least),
+                Ok(false) => at_least += 2,
+                Err(Aborted) => break,
+            }
+        }
+        Outcome::won(win, at_least, at_most)
+    }
+
+    /// A proven value whose distance lies in `at_least..=at_most`, the range narrowed by
+    /// bisection while the budget lasts: "yes" at the midpoint lowers the upper bound, "no"
+    /// raises the lower one.
+    fn tighten(&mut self, position: &Position, win: bool, mut at_least: u32, mut at_most: u32) -> Outcome {
+        let parity = u32::from(win);
+        if at_least % 2 != parity {
+            at_least += 1;
+        }
+        while at_least < at_most {
+            // The midpoint, rounded down to the value's parity (and below `at_most`).
+            let mut middle = at_least + (at_most - at_least) / 2;
+            if middle % 2 != parity {
+                middle -= 1;
+            }
+            let question = if win { Question::Win } else { Question::Loss };
+            match self.prove_by_numbers(position, middle, question) {
+                Ok(true) => at_most = middle,
+                Ok(false) => at_least = middle + 2,
+                Err(Aborted) => break,
+            }
+        }
+        Outcome::won(win, at_least, at_most)
+    }
+
+    /// The smallest `d` for which "win within `d`" is known without search (the rules or
+    /// the table).
+    pub(crate) fn proven_win_within(&self, position: &Position) -> Option<u32> {
+        if position.can_capture_royal() {
+            return Some(1);
+        }
+        let known = self.table.get(key_of(position)).win_within;
+        (known != UNKNOWN).then_some(u32::from(known))
+    }
+
+    /// The smallest `d` for which "loss within `d`" is known without search.
+    pub(crate) fn proven_loss_within(&self, position: &Position) -> Option<u32> {
+        if position.can_capture_royal() {
+            return None;
+        }
+        if !position.has_safe_move() {
+            return Some(if position.has_no_legal_move() { 0 } else { 2 });
+        }
+        let known = self.table.get(key_of(position)).loss_within;
+        (known != UNKNOWN).then_some(u32::from(known))
+    }
+
+    /// A move of `position`, proven to win within `within` plies, that leads to a position
+    /// proven lost within fewer: the one the table knows to lose quickest, else the first
+    /// that df-pn proves (moves that threaten the royal first). `None` when the budget runs
+    /// out first (or the win was not proven after all).
+    pub(crate) fn winning_move(&mut self, position: &Position, within: u32) -> Option<(Move, Position, u32)> {
+        let exposes = position.exposure_test();
+        let mut candidates: ArrayVec<(Move, Position), MAX_MOVES> = ArrayVec::new();
+        for &mv in position.legal_moves().iter() {
+            if !exposes(mv) {
+                candidates.push((mv, position.play_unchecked(mv)));
+            }
+        }
+        let known = candidates
+            .iter()
+            .filter_map(|&(mv, child)| Some((mv, child, self.proven_loss_within(&child)?)))
+            .filter(|&(_, _, after)| after < within)
+            .min_by_key(|&(_, _, after)| after);
+        if known.is_some() {
+            return known;
+        }
+        candidates.sort_by_key(|(_, child)| std::cmp::Reverse(child.threatens_royal()));
+        for (mv, child) in candidates {
+            if self.prove_by_numbers(&child, within - 1, Question::Loss).ok()? {
+                let after = self.proven_loss_within(&child).unwrap_or(within - 1).min(within - 1);
+                return Some((mv, child, after));
+            }
+        }
+        None
     }
 
     /// Iterative deepening up to `max_depth`: `Ok(Some(d))` when the first result comes at

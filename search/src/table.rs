@@ -102,32 +102,34 @@ impl TranspositionTable {
 impl TranspositionTable {
     /// Records what an outcome says about the two questions, for every depth.
     pub(crate) fn remember(&mut self, key: u128, outcome: crate::Outcome) {
-        use shogi4_tablebase::Value;
         let deepest = crate::MAX_DEPTH as u8;
+        let depth = |d: u32| d.min(crate::MAX_DEPTH) as u8;
         let mut bounds = self.get(key);
-        match outcome {
-            crate::Outcome::Proven(Value::Win(n)) => {
-                let n = n.min(crate::MAX_DEPTH) as u8;
-                bounds.win_within = bounds.win_within.min(n);
-                bounds.no_win_within = bounds.no_win_within.max(n.saturating_sub(2));
+        match (outcome.proven_win(), outcome.distance_bounds()) {
+            (Some(true), Some((at_least, at_most))) => {
+                bounds.win_within = bounds.win_within.min(depth(at_most));
+                // No win within at_least − 2; a win excludes every loss.
+                bounds.no_win_within = bounds.no_win_within.max(depth(at_least.saturating_sub(2)));
                 bounds.no_loss_within_plus_one = deepest + 1;
             }
-            crate::Outcome::Proven(Value::Loss(n)) => {
-                let n = n.min(crate::MAX_DEPTH) as u8;
-                bounds.loss_within = bounds.loss_within.min(n);
-                // No loss within n − 2 (or none at all known for a loss in 0).
-                bounds.no_loss_within_plus_one = bounds.no_loss_within_plus_one.max(n.saturating_sub(1));
+            (Some(false), Some((at_least, at_most))) => {
+                bounds.loss_within = bounds.loss_within.min(depth(at_most));
+                // No loss within at_least − 2 (or none at all known for a loss in 0).
+                bounds.no_loss_within_plus_one = bounds.no_loss_within_plus_one.max(depth(at_least.saturating_sub(1)));
                 bounds.no_win_within = deepest;
             }
-            crate::Outcome::Proven(Value::Draw) => {
-                bounds.no_win_within = deepest;
-                bounds.no_loss_within_plus_one = deepest + 1;
-            }
-            crate::Outcome::Unknown { no_result_within } => {
-                let d = no_result_within.min(crate::MAX_DEPTH) as u8;
-                bounds.no_win_within = bounds.no_win_within.max(d);
-                bounds.no_loss_within_plus_one = bounds.no_loss_within_plus_one.max(d + 1);
-            }
+            _ => match outcome {
+                crate::Outcome::Unknown { no_result_within } => {
+                    let d = depth(no_result_within);
+                    bounds.no_win_within = bounds.no_win_within.max(d);
+                    bounds.no_loss_within_plus_one = bounds.no_loss_within_plus_one.max(d + 1);
+                }
+                // A table's draw: neither side wins, at any depth.
+                _ => {
+                    bounds.no_win_within = deepest;
+                    bounds.no_loss_within_plus_one = deepest + 1;
+                }
+            },
         }
         self.put(key, bounds);
     }

@@ -1,11 +1,12 @@
 //! The search is exact where it claims: positions of closed games that have tables are
-//! searched as if they had none, and every proven value must be the table's, every
-//! "no result within D" consistent with it (a draw, or a distance above D). A brute-force
-//! minimax, with no table and no pruning, checks the small depths independently.
+//! searched as if they had none, and every proven value must be the table's, every range of a
+//! bounded value must hold the table's distance (so no draw is ever claimed as a win or a
+//! loss), every "no result within D" consistent with it (a draw, or a distance above D). A
+//! brute-force minimax, with no table and no pruning, checks the small depths independently.
 
 use rayon::prelude::*;
 use shogi4_engine::{MaterialIndex, Position};
-use shogi4_search::{Limits, Outcome, Search};
+use shogi4_search::{Limits, Narrowing, Outcome, Plan, Search};
 use shogi4_tablebase::{solve, Silent, Table, Value};
 
 /// Positions to check; `SHOGI4_SEARCH_DIFF_POSITIONS` raises or lowers it.
@@ -29,6 +30,10 @@ impl Rng {
 fn consistent(outcome: Outcome, truth: Value) -> bool {
     match outcome {
         Outcome::Proven(value) => value == truth,
+        Outcome::Bounded { win, at_least, at_most } => {
+            matches!(truth, Value::Win(_)) == win
+                && truth.dtw().is_some_and(|d| (at_least..=at_most).contains(&d) && d % 2 == at_least % 2)
+        }
         Outcome::Unknown { no_result_within } => truth.dtw().is_none_or(|d| d > no_result_within),
     }
 }
@@ -40,14 +45,14 @@ fn proven_values_equal_the_tables_and_unknowns_are_true() {
         games.par_iter().map(|g| Table::new(solve(g.parse().unwrap(), &Silent).table.to_bytes()).unwrap()).collect();
     // Rounded up: at least the asked-for number of positions in all.
     let per_game = sample_size().div_ceil(games.len());
-    let (checked, proven, wrong) = tables
+    let (checked, proven, bounded, wrong) = tables
         .par_iter()
         .enumerate()
         .map(|(g, table)| {
             let index = MaterialIndex::new(table.header().material);
             let mut rng = Rng(0x9E37_79B9 + g as u64);
             let mut search = Search::new(4 << 20);
-            let (mut proven, mut wrong) = (0, Vec::new());
+            let (mut proven, mut bounded, mut wrong) = (0, 0, Vec::new());
             for i in 0..per_game {
                 let slot = rng.next() % index.slots();
                 let position = index.position_at(slot);
@@ -55,18 +60,21 @@ fn proven_values_equal_the_tables_and_unknowns_are_true() {
                 let truth = table.value(slot).unwrap();
                 let outcome = search.prove(&position, &Limits::nodes(2_000)).outcome;
                 proven += usize::from(matches!(outcome, Outcome::Proven(_)));
+                bounded += usize::from(matches!(outcome, Outcome::Bounded { .. }));
                 if !consistent(outcome, truth) {
                     wrong.push(format!("{}: search {outcome:?}, table {truth}", position.to_sfen()));
                 }
             }
-            (per_game, proven, wrong)
+            (per_game, proven, bounded, wrong)
         })
-        .reduce(|| (0, 0, Vec::new()), |a, b| (a.0 + b.0, a.1 + b.1, [a.2, b.2].concat()));
+        .reduce(|| (0, 0, 0, Vec::new()), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2, [a.3, b.3].concat()));
     assert!(checked >= sample_size(), "{checked} positions checked");
     assert!(wrong.is_empty(), "{} of {checked} wrong, e.g. {:?}", wrong.len(), &wrong[..wrong.len().min(5)]);
     // The search must prove a good share, or the check above is empty.
     assert!(proven * 2 > checked, "only {proven} of {checked} proven");
-    eprintln!("{checked} positions: {proven} proven, the rest consistent");
+    // And the deep questions must have answered some, or the ranges went unchecked.
+    assert!(bounded * 100 > checked, "only {bounded} of {checked} bounded");
+    eprintln!("{checked} positions: {proven} proven exactly, {bounded} with bounds, the rest consistent");
 }
 
 /// The value of `position` truncated at depth `d` by plain minimax over every move: a proven
@@ -151,12 +159,13 @@ fn analysis_and_mainline_agree_with_the_table() {
             let truth = probe.moves.iter().find(|t| t.mv == m.mv).unwrap().value;
             assert!(consistent(m.outcome, truth), "{} {}: {:?} vs {truth}", position.to_sfen(), m.mv, m.outcome);
         }
-        if let Some((value, steps)) = search.mainline(&position, &Limits::nodes(200_000)) {
+        let line = search.mainline(&position, &Limits::nodes(200_000));
+        if let (Outcome::Proven(value), steps) = (line.outcome, &line.steps) {
             assert_eq!(value, probe.value);
             assert_eq!(steps.len() as u32, value.dtw().unwrap());
             // Every step keeps the exact distance, by the table.
             let mut current = position;
-            for step in &steps {
+            for step in steps {
                 match step.result {
                     Some(next) => {
                         assert_eq!(table.value_of(&next).unwrap().dtw(), Some(step.dtw_after));
@@ -185,4 +194,71 @@ fn the_time_budget_is_kept() {
         let analysis = search.analyse(&Position::start(), &limits);
         assert!(analysis.elapsed.as_millis() < u128::from(ms) + 100, "{ms} ms budget took {:?}", analysis.elapsed);
     }
+}
+
+#[test]
+fn bounded_values_and_their_forced_lines_agree_with_the_table() {
+    // Deepening starved, so that values come from the deep questions alone.
+    let plan = Plan { deepening: 0.0, bounds: vec![61, 121], rounds: 2, narrowing: Narrowing::Keep };
+    let table = Table::new(solve("KKCF".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
+    let index = table.index();
+    let mut search = Search::new(4 << 20).with_plan(plan);
+    let mut rng = Rng(13);
+    let (mut bounded, mut lines) = (0, 0);
+    for _ in 0..300 {
+        let position = index.position_at(rng.next() % index.slots());
+        let truth = table.value_of(&position).unwrap();
+        search.clear();
+        let analysis = search.analyse(&position, &Limits::nodes(100_000));
+        assert!(consistent(analysis.outcome, truth), "{}: {:?} vs {truth}", position.to_sfen(), analysis.outcome);
+        bounded += usize::from(matches!(analysis.outcome, Outcome::Bounded { .. }));
+        let probe = table.probe(&position).unwrap();
+        for m in &analysis.moves {
+            let truth = probe.moves.iter().find(|t| t.mv == m.mv).unwrap().value;
+            assert!(consistent(m.outcome, truth), "{} {}: {:?} vs {truth}", position.to_sfen(), m.mv, m.outcome);
+        }
+        // Moves in the documented order: exact wins, bounded wins, unknown, bounded losses,
+        // exact losses.
+        let class = |o: Outcome| match o {
+            Outcome::Proven(Value::Win(_)) => 0,
+            Outcome::Bounded { win: true, .. } => 1,
+            Outcome::Unknown { .. } | Outcome::Proven(Value::Draw) => 2,
+            Outcome::Bounded { win: false, .. } => 3,
+            Outcome::Proven(Value::Loss(_)) => 4,
+        };
+        assert!(
+            analysis.moves.windows(2).all(|w| class(w[0].outcome) <= class(w[1].outcome)),
+            "{}",
+            position.to_sfen()
+        );
+        search.clear();
+        let line = search.mainline(&position, &Limits::nodes(100_000));
+        assert!(consistent(line.outcome, truth), "{}: {:?} vs {truth}", position.to_sfen(), line.outcome);
+        let Some((_, at_most)) = line.outcome.distance_bounds() else {
+            assert!(line.steps.is_empty());
+            continue;
+        };
+        // The line is forced: each winner's move keeps a win, by the table, within the step's
+        // bound, and the bounds fall to the royal capture.
+        assert!(line.steps.len() as u32 <= at_most, "{}", position.to_sfen());
+        let (mut current, mut within) = (position, at_most);
+        for step in &line.steps {
+            assert!(step.dtw_after < within, "{}: bounds must fall", position.to_sfen());
+            match step.result {
+                Some(next) => {
+                    let value = table.value_of(&next).unwrap();
+                    assert!(value.dtw().is_some_and(|d| d <= step.dtw_after), "{} {}", position.to_sfen(), step.mv);
+                    current = next;
+                }
+                None => assert!(current.captures_royal(step.mv) && step.dtw_after == 0),
+            }
+            within = step.dtw_after;
+        }
+        if !line.steps.is_empty() {
+            let last = line.steps.last().unwrap();
+            assert!(last.result.is_none() || last.result.unwrap().has_no_legal_move(), "{}", position.to_sfen());
+        }
+        lines += usize::from(matches!(line.outcome, Outcome::Bounded { .. }));
+    }
+    assert!(bounded > 30 && lines > 30, "{bounded} bounded, {lines} bounded lines");
 }

@@ -94,11 +94,13 @@ impl SearchService {
             .run(move |search| {
                 service.recall(search, &position);
                 let analysis = search.analyse(&position, &limits);
-                service.keep(&position, &analysis);
+                service.keep(&facts_of(&position, &analysis));
                 ProbeResponse::searched(&position, &analysis)
             })
             .await?;
-        if answer.category != shogi4_api::Category::Unknown {
+        // Only exact answers are final; a bounded or unknown one may be improved by a later
+        // search, which should then be asked.
+        if answer.dtw.is_some() {
             self.cache.lock().expect("not poisoned").put(key, answer.clone());
         }
         Ok(answer)
@@ -110,12 +112,9 @@ impl SearchService {
         let service = Arc::clone(self);
         self.run(move |search| {
             service.recall(search, &position);
-            let report = search.prove(&position, &limits);
-            let line = match report.outcome {
-                Outcome::Proven(_) => search.mainline(&position, &limits),
-                Outcome::Unknown { .. } => None,
-            };
-            MainlineResponse::searched(&position, line.as_ref(), &report)
+            let line = search.mainline(&position, &limits);
+            service.keep(&[(position.key(), line.outcome)]);
+            MainlineResponse::searched(&position, &line)
         })
         .await
     }
@@ -140,12 +139,10 @@ impl SearchService {
         }
     }
 
-    /// Keeps what an analysis established about the position and its children.
-    fn keep(&self, position: &Position, analysis: &Analysis) {
+    /// Keeps what a search established.
+    fn keep(&self, facts: &[(u128, Outcome)]) {
         let Some(store) = &self.store else { return };
-        let mut facts = vec![(position.key(), analysis.outcome)];
-        facts.extend(analysis.moves.iter().filter_map(|m| Some((m.result?.key(), m.outcome.after_move()))));
-        if let Err(error) = store.record(&facts) {
+        if let Err(error) = store.record(facts) {
             tracing::warn!(%error, "proof store unwritable; this result is kept in memory only");
         }
     }
@@ -178,6 +175,13 @@ impl SearchService {
         drop(permit);
         result
     }
+}
+
+/// What an analysis established about the position and its children, by key.
+fn facts_of(position: &Position, analysis: &Analysis) -> Vec<(u128, Outcome)> {
+    let mut facts = vec![(position.key(), analysis.outcome)];
+    facts.extend(analysis.moves.iter().filter_map(|m| Some((m.result?.key(), m.outcome.after_move()))));
+    facts
 }
 
 /// Proven answers, bounded: two generations of at most half the capacity each; when the

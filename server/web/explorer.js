@@ -357,9 +357,13 @@ function renderVerdict(result) {
   const side = sideName(result.side_to_move);
   const plies = (n) => `${n} ${n === 1 ? 'ply' : 'plies'}`;
   let text;
+  const bounded = result.dtw == null && result.dtw_at_most != null;
+  const range = bounded ? `at most ${plies(result.dtw_at_most)} and at least ${plies(result.dtw_at_least)}` : '';
   switch (result.category) {
-    case 'win': text = result.dtw === 1 ? `${side} to move wins: the Royal can be captured now` : `${side} to move wins in ${plies(result.dtw)}`; break;
-    case 'loss': text = result.dtw === 0 ? `${side} to move has no legal move: lost` : `${side} to move loses in ${plies(result.dtw)}`; break;
+    case 'win': text = bounded ? `${side} to move wins: proven; the win takes ${range}`
+      : result.dtw === 1 ? `${side} to move wins: the Royal can be captured now` : `${side} to move wins in ${plies(result.dtw)}`; break;
+    case 'loss': text = bounded ? `${side} to move loses: proven; the loss takes ${range}`
+      : result.dtw === 0 ? `${side} to move has no legal move: lost` : `${side} to move loses in ${plies(result.dtw)}`; break;
     case 'draw': text = 'Draw: neither player can force a Royal capture'; break;
     default: text = `Unknown: no forced result within ${plies(result.no_result_within)}`;
   }
@@ -371,6 +375,7 @@ function renderVerdict(result) {
     detail = result.category === 'unknown'
       ? `Proof search${stats}: neither side can force a Royal capture within ${plies(result.no_result_within)}; `
         + `beyond that, the full game ${result.material} is not solved.`
+      : bounded ? `Proven by search${stats}: the value is exact; the distance is only bounded (every shorter one was refuted, a forced Royal capture within the longer one was proven).`
       : `Proven by search${stats}: exact, no shorter win exists.`;
   }
   const dtw = result.dtw == null ? '' : String(result.dtw);
@@ -388,8 +393,8 @@ const GROUPS = [
 
 function moveValueText(move) {
   switch (move.category) {
-    case 'win': return `win in ${move.dtw}`;
-    case 'loss': return `loss in ${move.dtw}`;
+    case 'win': return move.dtw == null ? `win in ${move.dtw_at_least}–${move.dtw_at_most}` : `win in ${move.dtw}`;
+    case 'loss': return move.dtw == null ? `loss in ${move.dtw_at_least}–${move.dtw_at_most}` : `loss in ${move.dtw}`;
     case 'draw': return 'draw';
     default: return `no result within ${move.no_result_within}`;
   }

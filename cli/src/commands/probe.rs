@@ -43,27 +43,33 @@ pub fn mainline(pos: &str, tables: &Path, budget: &SearchBudget, json: bool) -> 
     let answer = match open(tables)?.mainline(&position) {
         Ok(line) => MainlineResponse::new(&position, &line),
         Err(ProbeError::NoTable { .. }) => {
-            let mut search = Search::new(budget.table_bytes);
-            let report = search.prove(&position, &budget.limits);
-            let line = match report.outcome {
-                Outcome::Proven(_) => search.mainline(&position, &budget.limits),
-                Outcome::Unknown { .. } => None,
-            };
-            MainlineResponse::searched(&position, line.as_ref(), &report)
+            let line = Search::new(budget.table_bytes).mainline(&position, &budget.limits);
+            MainlineResponse::searched(&position, &line)
         }
         Err(error) => return Err(error.into()),
     };
     if json {
         println!("{}", serde_json::to_string(&answer).expect("serializable"));
     } else {
-        let verdict = match (answer.dtw, answer.no_result_within) {
-            (Some(dtw), _) => format!("{:?} in {dtw}", answer.category),
-            (None, Some(depth)) => format!("unknown: no forced result within {depth} plies"),
-            (None, None) => "draw".to_string(),
+        let verdict = match (answer.dtw, answer.dtw_at_least.zip(answer.dtw_at_most), answer.no_result_within) {
+            (Some(dtw), _, _) => format!("{:?} in {dtw}", answer.category),
+            (None, Some((at_least, at_most)), _) => {
+                format!(
+                    "{:?} in {at_least} to {at_most} (a forced line, not necessarily the shortest)",
+                    answer.category
+                )
+            }
+            (None, None, Some(depth)) => format!("unknown: no forced result within {depth} plies"),
+            (None, None, None) => "draw".to_string(),
         };
         println!("{}  {}: {verdict} ({:?})", answer.sfen, answer.material, answer.source);
         for step in &answer.mainline {
-            println!("  {:<7} {:>3}  {}", step.notation, step.dtw, step.sfen.as_deref().unwrap_or("royal captured"));
+            let left = match (step.dtw, step.dtw_at_most) {
+                (Some(dtw), _) => dtw.to_string(),
+                (None, Some(at_most)) => format!("≤{at_most}"),
+                (None, None) => String::new(),
+            };
+            println!("  {:<7} {left:>4}  {}", step.notation, step.sfen.as_deref().unwrap_or("royal captured"));
         }
     }
     Ok(())
@@ -86,6 +92,9 @@ fn search_position(position: &Position, budget: &SearchBudget, json: bool) -> Re
 fn describe(outcome: Outcome) -> String {
     match outcome {
         Outcome::Proven(value) => value.to_string(),
+        Outcome::Bounded { win, at_least, at_most } => {
+            format!("{} in {at_least}..{at_most}", if win { "win" } else { "loss" })
+        }
         Outcome::Unknown { no_result_within } => format!("unknown (> {no_result_within})"),
     }
 }

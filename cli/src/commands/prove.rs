@@ -16,7 +16,7 @@ use std::path::Path;
 use serde_json::json;
 use shogi4_engine::Position;
 use shogi4_proofs::{Opened, ProofStore};
-use shogi4_search::{Limits, Outcome, Search};
+use shogi4_search::{Limits, Search};
 
 use crate::error::{parse_position, CliError};
 use crate::progress::Bar;
@@ -58,13 +58,13 @@ pub fn run(
             let analysis = search.analyse(&position, limits);
             nodes += analysis.nodes;
             searched += 1;
-            proven += u64::from(matches!(analysis.outcome, Outcome::Proven(_)));
+            proven += u64::from(analysis.outcome.proven_win().is_some());
             let mut facts = vec![(position.key(), analysis.outcome)];
             if ply < plies {
                 facts.extend(analysis.moves.iter().filter_map(|m| {
                     let child = m.result?;
                     let after = m.outcome.after_move();
-                    matches!(after, Outcome::Proven(_)).then(|| (child.key(), after))
+                    after.proven_win().is_some().then(|| (child.key(), after))
                 }));
             }
             store.record(&facts)?;
