@@ -18,6 +18,10 @@
 //! assert_eq!(store.get(42).unwrap(), Some(Outcome::Proven(Value::Win(7))));
 //! ```
 
+mod queue;
+
+pub use queue::Queued;
+
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -93,8 +97,9 @@ impl ProofStore {
             }
         };
         let store = ProofStore { db, path: path.to_path_buf() };
-        // Make sure the table exists, so that readers never see "no such table".
+        // Make sure the tables exist, so that readers never see "no such table".
         store.record(&[])?;
+        store.create_queue()?;
         Ok((store, opened))
     }
 

@@ -74,3 +74,47 @@ fn overwritten_bytes_never_yield_a_wrong_outcome() {
         }
     }
 }
+
+#[test]
+fn ranges_of_a_proven_value_narrow_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = ProofStore::open(&dir.path().join("proofs.redb")).unwrap();
+    let key = 11;
+    store.record(&[(key, Outcome::Unknown { no_result_within: 18 })]).unwrap();
+    store.record(&[(key, Outcome::Bounded { win: true, at_least: 5, at_most: 61 })]).unwrap();
+    // The unknown's depth raises the range's lower bound: no win within 18.
+    assert_eq!(store.get(key).unwrap(), Some(Outcome::Bounded { win: true, at_least: 19, at_most: 61 }));
+    store.record(&[(key, Outcome::Bounded { win: true, at_least: 3, at_most: 31 })]).unwrap();
+    assert_eq!(store.get(key).unwrap(), Some(Outcome::Bounded { win: true, at_least: 19, at_most: 31 }));
+    assert_eq!(store.record(&[(key, Outcome::Bounded { win: true, at_least: 3, at_most: 61 })]).unwrap(), 0);
+    // Ranges that meet are the exact value.
+    store.record(&[(key, Outcome::Bounded { win: true, at_least: 31, at_most: 33 })]).unwrap();
+    assert_eq!(store.get(key).unwrap(), Some(Outcome::Proven(Value::Win(31))));
+}
+
+#[test]
+fn the_queue_is_bounded_deduplicated_ordered_and_survives_reopening() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proofs.redb");
+    {
+        let (store, _) = ProofStore::open(&path).unwrap();
+        let entries: Vec<(u128, String)> = (1..=10u128).map(|k| (k, format!("position {k}"))).collect();
+        let refs: Vec<(u128, &str)> = entries.iter().map(|(k, s)| (*k, s.as_str())).collect();
+        assert_eq!(store.enqueue(&refs[5..], 1, 7, 8).unwrap(), 5);
+        // Full at 8: three more fit; duplicates are skipped.
+        assert_eq!(store.enqueue(&refs, 0, 9, 8).unwrap(), 3);
+        assert_eq!(store.queue_len().unwrap(), 8);
+        assert_eq!(store.enqueue(&refs, 0, 9, 100).unwrap(), 2, "only the two not queued yet");
+    }
+    let (store, _) = ProofStore::open(&path).unwrap();
+    assert_eq!(store.queue_len().unwrap(), 10);
+    // Level 0 first, in the order queued, then level 1.
+    let taken: Vec<(u128, u32, u128)> =
+        std::iter::from_fn(|| store.take_queued().unwrap()).map(|q| (q.key, q.level, q.owner)).collect();
+    let keys: Vec<u128> = taken.iter().map(|t| t.0).collect();
+    assert_eq!(keys, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert_eq!(taken[0], (1, 0, 9));
+    assert_eq!(taken[9], (10, 1, 7));
+    assert_eq!(store.queue_len().unwrap(), 0);
+    assert_eq!(store.get(1).unwrap(), None, "queued positions are not facts");
+}

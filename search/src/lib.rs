@@ -154,6 +154,50 @@ impl Outcome {
         }
     }
 
+    /// What the outcomes of every legal move (each for the player making it) prove about the
+    /// position, without search: a win if some move wins, its distance between the quickest
+    /// possible win (a winning move's lower bound, or one more than an unknown move's depth)
+    /// and the quickest proven one; a loss if every move loses, its distance between the
+    /// largest lower bound and the largest upper bound (the loser takes the longest way); an
+    /// unknown result as deep as the shallowest unknown move's otherwise. `None` without moves
+    /// (or with nothing to say).
+    pub fn from_moves(moves: impl IntoIterator<Item = Outcome>) -> Option<Outcome> {
+        let (mut fastest_possible, mut fastest_proven) = (u32::MAX, None::<u32>);
+        let (mut all_lose, mut loss_at_least, mut loss_at_most) = (true, 0, 0);
+        let mut shallowest = u32::MAX;
+        let mut any = false;
+        for outcome in moves {
+            any = true;
+            match (outcome.proven_win(), outcome.distance_bounds(), outcome) {
+                (Some(true), Some((at_least, at_most)), _) => {
+                    all_lose = false;
+                    fastest_possible = fastest_possible.min(at_least);
+                    fastest_proven = Some(fastest_proven.map_or(at_most, |f| f.min(at_most)));
+                }
+                (Some(false), Some((at_least, at_most)), _) => {
+                    loss_at_least = loss_at_least.max(at_least);
+                    loss_at_most = loss_at_most.max(at_most);
+                }
+                (_, _, Outcome::Unknown { no_result_within }) => {
+                    all_lose = false;
+                    // A win through this move, if any, is slower than its depth.
+                    fastest_possible = fastest_possible.min(no_result_within + 1);
+                    shallowest = shallowest.min(no_result_within);
+                }
+                // A table's draw: neither side wins through it, nor loses.
+                _ => all_lose = false,
+            }
+        }
+        match fastest_proven {
+            _ if !any => None,
+            Some(at_most) => Some(Outcome::won(true, fastest_possible.min(at_most), at_most)),
+            None if all_lose => Some(Outcome::won(false, loss_at_least, loss_at_most)),
+            // No move wins within the shallowest unknown move's depth, and through that move
+            // the position does not lose within it either.
+            None => (shallowest != u32::MAX).then_some(Outcome::Unknown { no_result_within: shallowest }),
+        }
+    }
+
     /// Sort key, better for the side in question first: exact wins (quickest first), bounded
     /// wins (smallest upper bound first), unknown (deeper first: a longer search that found
     /// nothing is the likelier draw), draws, bounded losses (largest upper bound first), exact
@@ -310,6 +354,9 @@ impl Search {
             moves.push(MoveOutcome { mv, result: Some(child), outcome, flags });
         }
         moves.sort_by_key(|m| std::cmp::Reverse(m.outcome.rank()));
+        // The moves may have proven more than the position's own search (a winning move found
+        // among them, or every move lost): back-propagated, without search.
+        let outcome = Outcome::from_moves(moves.iter().map(|m| m.outcome)).map_or(outcome, |m| outcome.merge(m));
         Analysis { outcome, moves, nodes: prover.nodes, elapsed: started.elapsed() }
     }
 

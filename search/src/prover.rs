@@ -71,6 +71,9 @@ impl Plan {
     }
 }
 
+/// The farthest step past the lower bound that narrowing gallops to before it bisects.
+const GALLOP_MAX: u32 = 4;
+
 /// A budget as absolute limits.
 #[derive(Clone, Copy, Debug)]
 struct Limit {
@@ -379,24 +382,43 @@ impl<'t> Prover<'t> {
         Outcome::won(win, at_least, at_most)
     }
 
-    /// A proven value whose distance lies in `at_least..=at_most`, the range narrowed by
-    /// bisection while the budget lasts: "yes" at the midpoint lowers the upper bound, "no"
-    /// raises the lower one.
+    /// A proven value whose distance lies in `at_least..=at_most`, the range narrowed while
+    /// the budget lasts by questions that gallop up from the lower bound (2, 4, 8, … plies
+    /// past it) and then bisect: "yes" lowers the upper bound, "no" raises the lower one.
+    /// Most distances lie just past what deepening refuted, and galloping finds those in a
+    /// few questions; a far one still takes only a logarithmic number.
     fn tighten(&mut self, position: &Position, win: bool, mut at_least: u32, mut at_most: u32) -> Outcome {
         let parity = u32::from(win);
         if at_least % 2 != parity {
             at_least += 1;
         }
+        let question = if win { Question::Win } else { Question::Loss };
+        // While galloping: how far past the lower bound the next question is (even, so the
+        // parity holds); `None` once bisecting.
+        let mut gallop = Some(0);
         while at_least < at_most {
-            // The midpoint, rounded down to the value's parity (and below `at_most`).
-            let mut middle = at_least + (at_most - at_least) / 2;
-            if middle % 2 != parity {
-                middle -= 1;
-            }
-            let question = if win { Question::Win } else { Question::Loss };
-            match self.prove_by_numbers(position, middle, question) {
-                Ok(true) => at_most = middle,
-                Ok(false) => at_least = middle + 2,
+            let probe = match gallop {
+                Some(offset) if at_least + offset < at_most => at_least + offset,
+                _ => {
+                    gallop = None;
+                    // The midpoint, rounded down to the value's parity (and below `at_most`).
+                    let middle = at_least + (at_most - at_least) / 2;
+                    if middle % 2 != parity {
+                        middle - 1
+                    } else {
+                        middle
+                    }
+                }
+            };
+            match self.prove_by_numbers(position, probe, question) {
+                Ok(true) => {
+                    at_most = probe;
+                    gallop = None;
+                }
+                Ok(false) => {
+                    at_least = probe + 2;
+                    gallop = gallop.map(|offset: u32| (offset * 2).max(2)).filter(|&offset| offset <= GALLOP_MAX);
+                }
                 Err(Aborted) => break,
             }
         }

@@ -8,7 +8,7 @@ use axum::http::HeaderValue;
 use clap::{Parser, ValueEnum};
 
 use crate::rate_limit::{parse_trusted_proxies, RateSettings};
-use crate::search::SearchSettings;
+use crate::search::{BackgroundSettings, SearchSettings};
 use crate::serve::ConnectionLimits;
 use crate::{CorsPolicy, Limits};
 
@@ -91,6 +91,20 @@ pub struct Config {
     /// Proven search answers kept in memory.
     #[arg(long, env = "SHOGI4_SEARCH_CACHE", default_value_t = 10_000)]
     pub search_cache: usize,
+    /// Threads that search queued positions further (answers that were not exact), at the
+    /// lowest OS priority and only while no request search runs; 0: none, nothing queued.
+    #[arg(long, env = "SHOGI4_BACKGROUND_WORKERS", default_value_t = 1)]
+    pub background_workers: usize,
+    /// Budget of a queued position's first background search in milliseconds; each later
+    /// search of it doubles it (five times at most).
+    #[arg(long, env = "SHOGI4_BACKGROUND_MS", default_value_t = 1000)]
+    pub background_ms: u64,
+    /// Positions the background queue holds at most (kept in the proof store).
+    #[arg(long, env = "SHOGI4_QUEUE_MAX", default_value_t = 10_000)]
+    pub queue_max: u64,
+    /// Queued positions one client may have waiting at once.
+    #[arg(long, env = "SHOGI4_QUEUE_PER_CLIENT", default_value_t = 200)]
+    pub queue_per_client: u32,
     /// Milliseconds a client has to send a request's headers, from connecting or from the end
     /// of its previous response (so also the idle keep-alive timeout).
     #[arg(long, env = "SHOGI4_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
@@ -156,6 +170,12 @@ impl Config {
                 workers: self.search_workers.unwrap_or(SearchSettings::default().workers),
                 table_bytes: self.search_table_mb << 20,
                 cache_entries: self.search_cache,
+                background: BackgroundSettings {
+                    workers: self.background_workers,
+                    time: Duration::from_millis(self.background_ms),
+                    capacity: self.queue_max,
+                    per_client: self.queue_per_client,
+                },
             },
             rate: RateSettings {
                 per_second: self.rate_limit,

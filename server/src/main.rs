@@ -85,6 +85,13 @@ fn run(config: Config) -> Result<(), String> {
         if !config.no_solve {
             solve_missing_in_background(&config, Arc::clone(&state));
         }
+        for worker in 0..config.background_workers {
+            let search = Arc::clone(&state.search);
+            std::thread::Builder::new()
+                .name(format!("background-search-{worker}"))
+                .spawn(move || search.work_off_the_queue())
+                .map_err(|e| format!("cannot start a background search: {e}"))?;
+        }
         tracing::info!(%address, "listening");
         println!("listening on http://{address}");
         serve(listener, app(state, &cors_policy), config.connection_limits(), shutdown).await;

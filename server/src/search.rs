@@ -2,9 +2,16 @@
 //! off the async workers, a fixed number at a time, each within the per-request budget and
 //! over a transposition table of fixed size. The tables are kept between requests (what
 //! they hold is true of the positions alone), so repeated and neighbouring questions get
-//! answered from what earlier searches established; proven answers are also cached whole.
+//! answered from what earlier searches established; exact answers are also cached whole.
+//!
+//! The tablebase grows with use: an answer that is not exact queues its position (and its
+//! unfinished moves' positions) in the proof store, and background workers search the queue
+//! with growing budgets, so that a later query finds more proven. The queue is bounded, one
+//! entry per position, and each client may hold only a share of it.
 
 use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -29,6 +36,27 @@ pub struct SearchSettings {
     pub table_bytes: usize,
     /// Proven answers kept in memory.
     pub cache_entries: usize,
+    /// The background searches of queued positions.
+    pub background: BackgroundSettings,
+}
+
+/// How the queue of positions to search further is bounded and worked off.
+#[derive(Clone, Debug)]
+pub struct BackgroundSettings {
+    /// Threads searching queued positions (at the lowest OS priority); 0: none.
+    pub workers: usize,
+    /// Budget of a queued position's first background search; each later one doubles it.
+    pub time: Duration,
+    /// Entries the queue holds at most.
+    pub capacity: u64,
+    /// Entries one client may have waiting at once.
+    pub per_client: u32,
+}
+
+impl Default for BackgroundSettings {
+    fn default() -> BackgroundSettings {
+        BackgroundSettings { workers: 1, time: Duration::from_secs(1), capacity: 10_000, per_client: 200 }
+    }
 }
 
 impl Default for SearchSettings {
@@ -39,6 +67,7 @@ impl Default for SearchSettings {
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
             table_bytes: 64 << 20,
             cache_entries: 10_000,
+            background: BackgroundSettings::default(),
         }
     }
 }
@@ -60,6 +89,11 @@ pub struct SearchService {
     cache: Mutex<ProvenCache>,
     /// What earlier searches established, kept across restarts.
     store: Option<ProofStore>,
+    /// Request searches running or waiting for a worker: the background searches start
+    /// none while there are any.
+    in_flight: AtomicUsize,
+    /// Queue entries waiting, by the client whose query queued them.
+    queued_by: Mutex<HashMap<u128, u32>>,
 }
 
 impl SearchService {
@@ -73,6 +107,8 @@ impl SearchService {
             cache: Mutex::new(cache),
             settings,
             store,
+            in_flight: AtomicUsize::new(0),
+            queued_by: Mutex::new(HashMap::new()),
         }
     }
 
@@ -82,8 +118,14 @@ impl SearchService {
     }
 
     /// The probe answer for a position no table holds, searched within `1 / share` of the
-    /// request budget.
-    pub async fn probe(self: &Arc<Self>, position: Position, share: u32) -> Result<ProbeResponse, ApiError> {
+    /// request budget. An answer that is not exact queues the position, and its moves'
+    /// positions that are not exact either, for the background searches, as `client`'s.
+    pub async fn probe(
+        self: &Arc<Self>,
+        position: Position,
+        share: u32,
+        client: IpAddr,
+    ) -> Result<ProbeResponse, ApiError> {
         let key = position.key();
         if let Some(answer) = self.cache.lock().expect("not poisoned").get(key) {
             return Ok(answer);
@@ -95,6 +137,7 @@ impl SearchService {
                 service.recall(search, &position);
                 let analysis = search.analyse(&position, &limits);
                 service.keep(&facts_of(&position, &analysis));
+                service.queue_unfinished(&position, &analysis, client);
                 ProbeResponse::searched(&position, &analysis)
             })
             .await?;
@@ -147,6 +190,101 @@ impl SearchService {
         }
     }
 
+    /// Queues the position and its moves' positions whose outcomes are not exact, within the
+    /// client's share of the queue.
+    fn queue_unfinished(&self, position: &Position, analysis: &Analysis, client: IpAddr) {
+        let Some(store) = &self.store else { return };
+        if self.settings.background.workers == 0 {
+            return;
+        }
+        let unfinished = |outcome: Outcome| !matches!(outcome, Outcome::Proven(_));
+        let mut positions = Vec::new();
+        if unfinished(analysis.outcome) {
+            positions.push(*position);
+        }
+        positions.extend(analysis.moves.iter().filter(|m| unfinished(m.outcome)).filter_map(|m| m.result));
+        if positions.is_empty() {
+            return;
+        }
+        let owner = owner_of(client);
+        let mut queued_by = self.queued_by.lock().expect("not poisoned");
+        let waiting = queued_by.entry(owner).or_insert(0);
+        let room = self.settings.background.per_client.saturating_sub(*waiting) as usize;
+        let sfens: Vec<(u128, String)> = positions.iter().take(room).map(|p| (p.key(), p.to_sfen())).collect();
+        let entries: Vec<(u128, &str)> = sfens.iter().map(|(k, s)| (*k, s.as_str())).collect();
+        match store.enqueue(&entries, 0, owner, self.settings.background.capacity) {
+            Ok(added) => *waiting += added as u32,
+            Err(error) => tracing::warn!(%error, "proof store unwritable; nothing queued"),
+        }
+        if let Ok(length) = store.queue_len() {
+            metrics::gauge!("search_queue_length").set(length as f64);
+        }
+    }
+
+    /// Searches queued positions, one at a time, as long as the process lives: at the lowest
+    /// OS priority, never starting while a request search runs or waits, each with twice the
+    /// budget of its last one; what it establishes goes into the store. Call on a thread of
+    /// its own.
+    pub fn work_off_the_queue(&self) {
+        let Some(store) = &self.store else { return };
+        lower_this_threads_priority();
+        let background = &self.settings.background;
+        let mut search = Search::new(self.settings.table_bytes);
+        loop {
+            if self.in_flight.load(Ordering::Relaxed) > 0 {
+                std::thread::sleep(Duration::from_millis(20));
+                continue;
+            }
+            let entry = match store.take_queued() {
+                Ok(Some(entry)) => entry,
+                Ok(None) => {
+                    metrics::gauge!("search_queue_length").set(0.0);
+                    std::thread::sleep(Duration::from_millis(250));
+                    continue;
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "proof store unreadable; background searches pause");
+                    std::thread::sleep(Duration::from_secs(5));
+                    continue;
+                }
+            };
+            {
+                let mut queued_by = self.queued_by.lock().expect("not poisoned");
+                if let Some(waiting) = queued_by.get_mut(&entry.owner) {
+                    *waiting = waiting.saturating_sub(1);
+                    if *waiting == 0 {
+                        queued_by.remove(&entry.owner);
+                    }
+                }
+            }
+            // Only positions this server queued are in the queue; anything else is skipped.
+            let Ok(position) = Position::parse(&entry.sfen) else { continue };
+            if position.key() != entry.key {
+                continue;
+            }
+            let level = entry.level.min(MAX_LEVEL);
+            let limits =
+                Limits { max_depth: MAX_DEPTH, max_nodes: u64::MAX, time: Some(background.time * (1u32 << level)) };
+            let before = store.get(entry.key).ok().flatten();
+            self.recall(&mut search, &position);
+            let analysis = search.analyse(&position, &limits);
+            self.keep(&facts_of(&position, &analysis));
+            metrics::counter!("background_searches_total").increment(1);
+            if analysis.outcome.proven_win().is_some() && before.and_then(Outcome::proven_win).is_none() {
+                metrics::counter!("background_proofs_total").increment(1);
+            }
+            if !matches!(analysis.outcome, Outcome::Proven(_)) && entry.level < MAX_LEVEL {
+                let sfen = position.to_sfen();
+                if let Ok(1) = store.enqueue(&[(entry.key, &sfen)], entry.level + 1, entry.owner, background.capacity) {
+                    *self.queued_by.lock().expect("not poisoned").entry(entry.owner).or_insert(0) += 1;
+                }
+            }
+            if let Ok(length) = store.queue_len() {
+                metrics::gauge!("search_queue_length").set(length as f64);
+            }
+        }
+    }
+
     /// Runs `work` on a blocking thread with an idle searcher, once a worker is free. A
     /// request that cannot get a worker within its own search budget is refused (503) rather
     /// than queued without end.
@@ -154,6 +292,7 @@ impl SearchService {
         self: &Arc<Self>,
         work: impl FnOnce(&mut Search) -> T + Send + 'static,
     ) -> Result<T, ApiError> {
+        let _in_flight = InFlight::enter(&self.in_flight);
         let permit = tokio::time::timeout(self.settings.time, self.permits.acquire())
             .await
             .map_err(|_| ApiError::SearchBusy)?
@@ -174,6 +313,46 @@ impl SearchService {
         .map_err(|e| ApiError::Internal(format!("search task failed: {e}")));
         drop(permit);
         result
+    }
+}
+
+/// The background budget stops doubling after this many searches of one position (32 times
+/// the first); a position still unfinished then leaves the queue.
+const MAX_LEVEL: u32 = 5;
+
+/// Counts a request search while it lives.
+struct InFlight<'a>(&'a AtomicUsize);
+
+impl<'a> InFlight<'a> {
+    fn enter(count: &'a AtomicUsize) -> InFlight<'a> {
+        count.fetch_add(1, Ordering::Relaxed);
+        InFlight(count)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A client as the queue's owner number: its (grouped) address as 128 bits.
+fn owner_of(client: IpAddr) -> u128 {
+    match client {
+        IpAddr::V4(v4) => u128::from(v4.to_ipv6_mapped()),
+        IpAddr::V6(v6) => u128::from(v6),
+    }
+}
+
+/// Background searches yield the cores to everything else: the calling thread gets the
+/// lowest scheduling priority (on Linux, a thread's nice value is its own).
+fn lower_this_threads_priority() {
+    // SAFETY: plain system calls on the calling thread; failure leaves the priority as it was.
+    unsafe {
+        let thread = libc::syscall(libc::SYS_gettid) as libc::id_t;
+        if libc::setpriority(libc::PRIO_PROCESS, thread, 19) != 0 {
+            tracing::debug!("background search priority left unchanged");
+        }
     }
 }
 

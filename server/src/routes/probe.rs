@@ -63,10 +63,11 @@ async fn probe_one(
     set: &TableSet,
     position: &Position,
     share: u32,
+    client: std::net::IpAddr,
 ) -> Result<ProbeResponse, ApiError> {
     match answerer(state, set, position)? {
         Answerer::Table(table) => probe_in(table, position),
-        Answerer::Search => state.search.probe(*position, share).await,
+        Answerer::Search => state.search.probe(*position, share, client).await,
     }
 }
 
@@ -134,7 +135,7 @@ pub async fn probe(
         }
         Answerer::Search => {
             state.rate.charge(client, cost::SEARCH)?;
-            Ok(searched(state.search.probe(position, 1).await?))
+            Ok(searched(state.search.probe(position, 1, client).await?))
         }
     }
 }
@@ -232,7 +233,7 @@ pub async fn probe_batch(
     let mut results = Vec::with_capacity(parsed.len());
     for (pos, position) in request.positions.into_iter().zip(parsed) {
         let answer = match position {
-            Ok(position) => probe_one(&state, &set, &position, searches).await,
+            Ok(position) => probe_one(&state, &set, &position, searches, client).await,
             Err(error) => Err(error),
         };
         results.push(match answer {

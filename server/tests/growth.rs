@@ -1,0 +1,171 @@
+//! The tablebase grows with use, against the real binary over TCP: an answer that is not
+//! exact queues its position, a background worker searches it further and stores what it
+//! proves, and a repeat query gets the deeper answer. The queue is bounded per client and in
+//! all, and the store survives a `kill -9` in the middle of background work.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+use shogi4_engine::Position;
+use shogi4_proofs::ProofStore;
+
+struct Server {
+    child: Child,
+    address: String,
+}
+
+impl Server {
+    /// The server with a proof store at `store`, request searches of a fixed node budget (so
+    /// that a first answer is never exact), every client's address believed from
+    /// `X-Forwarded-For` (so that one machine can play several clients).
+    fn start(store: &Path, flags: &[&str]) -> Server {
+        let tables = store.parent().unwrap().join("no-tables");
+        std::fs::create_dir_all(&tables).unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4-server"))
+            .args(["--bind", "127.0.0.1:0", "--no-solve", "--rate-limit", "0", "--search-nodes", "20000"])
+            .args(["--search-table-mb", "8", "--trusted-proxies", "127.0.0.1", "--proof-store"])
+            .arg(store)
+            .arg("--tables")
+            .arg(&tables)
+            .args(flags)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the server binary starts");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let address = line.trim().strip_prefix("listening on http://").expect("an address").to_string();
+        Server { child, address }
+    }
+
+    /// A GET as the client `client`: status and body.
+    fn get(&self, client: &str, path_and_query: &str) -> (u16, String) {
+        let mut stream = TcpStream::connect(&self.address).unwrap();
+        write!(
+            stream,
+            "GET {path_and_query} HTTP/1.1\r\nHost: {}\r\nX-Forwarded-For: {client}\r\nConnection: close\r\n\r\n",
+            self.address
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let (head, body) = response.split_once("\r\n\r\n").expect("a complete response");
+        (head.split_whitespace().nth(1).unwrap().parse().unwrap(), body.to_string())
+    }
+
+    fn probe(&self, client: &str, sfen: &str) -> Json {
+        let (status, body) = self.get(client, &format!("/probe?pos={}", sfen.replace(' ', "_").replace('+', "%2B")));
+        assert_eq!(status, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    }
+
+    /// The queue's length as `/metrics` states it.
+    fn queue_length(&self) -> f64 {
+        let (_, metrics) = self.get("198.51.100.99", "/metrics");
+        metrics
+            .lines()
+            .find_map(|line| line.strip_prefix("search_queue_length "))
+            .map_or(0.0, |v| v.trim().parse().unwrap())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Won in 15 by the first player: beyond a 20,000-node search, within a second of one.
+const DEEP_WIN: &str = "+C1fk/t3/1K2/TF1+c b 2R 1";
+
+#[test]
+fn a_repeat_query_gets_what_the_background_search_proved() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("proofs.redb"), &["--background-ms", "1000"]);
+    let first = server.probe("203.0.113.1", DEEP_WIN);
+    assert!(first["dtw"].is_null(), "the request's own budget must not reach it: {first}");
+    let started = Instant::now();
+    loop {
+        std::thread::sleep(Duration::from_millis(300));
+        let again = server.probe("203.0.113.1", DEEP_WIN);
+        if again["dtw"] == 15 {
+            assert_eq!(again["category"], "win");
+            assert_eq!(again["source"], "search");
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(90), "never proven in the background: {again}");
+    }
+}
+
+/// Distinct real-game positions, from seeded random playouts (none of them exact within the
+/// request budget, which is what a flood is made of).
+fn distinct_positions(count: usize) -> Vec<String> {
+    let mut state = 0x5EED_u64;
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    while out.len() < count {
+        let mut position = Position::start();
+        for _ in 0..10 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let moves: Vec<_> =
+                position.legal_moves().iter().copied().filter(|&mv| !position.exposes_royal(mv)).collect();
+            if moves.is_empty() {
+                break;
+            }
+            position = position.play_unchecked(moves[(state % moves.len() as u64) as usize]);
+        }
+        if seen.insert(position.key()) {
+            out.push(position.to_sfen());
+        }
+    }
+    out
+}
+
+#[test]
+fn a_flood_from_one_client_leaves_the_queue_bounded_and_room_for_others() {
+    let dir = tempfile::tempdir().unwrap();
+    // A background search long enough that the worker takes at most one entry meanwhile.
+    let flags = ["--background-ms", "60000", "--queue-max", "40", "--queue-per-client", "10"];
+    let server = Server::start(&dir.path().join("proofs.redb"), &flags);
+    let positions = distinct_positions(30);
+    for sfen in &positions[..25] {
+        server.probe("203.0.113.7", sfen);
+    }
+    let flooded = server.queue_length();
+    assert!(flooded > 0.0 && flooded <= 10.0, "one client's share is 10: {flooded}");
+    // Another client is still served, and its positions still queued.
+    let other = server.probe("198.51.100.20", &positions[29]);
+    assert!(other["category"].is_string());
+    assert!(server.queue_length() > flooded, "the other client's positions were queued too");
+}
+
+#[test]
+fn the_store_survives_kill_9_during_background_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proofs.redb");
+    {
+        let mut server = Server::start(&path, &["--background-ms", "200"]);
+        for sfen in distinct_positions(6) {
+            server.probe("203.0.113.9", &sfen);
+        }
+        // Background searches are running now; kill in the middle of them.
+        std::thread::sleep(Duration::from_millis(700));
+        server.child.kill().unwrap();
+        server.child.wait().unwrap();
+    }
+    let (store, opened) = ProofStore::open(&path).unwrap();
+    assert_eq!(opened, shogi4_proofs::Opened::Fine, "the store was not damaged");
+    let (good, bad) = store.verify().unwrap();
+    assert!(good > 0 && bad == 0, "{good} good, {bad} bad records");
+    // And a server starts on it again and works the rest of the queue.
+    drop(store);
+    let server = Server::start(&path, &["--background-ms", "200"]);
+    assert_eq!(server.probe("203.0.113.9", DEEP_WIN)["sfen"], DEEP_WIN);
+}
