@@ -173,6 +173,29 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Move what a proof store holds between stores: `export` writes its proven outcomes to
+    /// one compact, checksummed file; `import` merges such a file into a store.
+    Proofs {
+        /// `export` or `import`.
+        action: ProofsAction,
+        /// The file written or read.
+        file: PathBuf,
+        /// The proof store (created if missing).
+        #[arg(long, default_value = "tables/proofs.redb")]
+        store: PathBuf,
+        /// Print a JSON summary instead.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// What `shogi4 proofs` does.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum ProofsAction {
+    /// Store to file.
+    Export,
+    /// File into store.
+    Import,
 }
 
 /// A question about one position, answered as the server would.
@@ -230,7 +253,8 @@ impl Command {
             | Command::Probe(Query { json, .. })
             | Command::Mainline(Query { json, .. })
             | Command::Search { json, .. }
-            | Command::Prove { json, .. } => json,
+            | Command::Prove { json, .. }
+            | Command::Proofs { json, .. } => json,
         }
     }
 }
@@ -310,6 +334,12 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 ..shogi4_search::Limits::nodes(u64::MAX)
             };
             commands::prove::run(&from, plies, &store, &limits, table_mb << 20, json)
+        }
+        Command::Proofs { action: ProofsAction::Export, file, store, json } => {
+            commands::prove::export(&store, &file, json)
+        }
+        Command::Proofs { action: ProofsAction::Import, file, store, json } => {
+            commands::prove::import(&store, &file, json)
         }
     }
 }

@@ -18,8 +18,10 @@
 //! assert_eq!(store.get(42).unwrap(), Some(Outcome::Proven(Value::Win(7))));
 //! ```
 
+mod export;
 mod queue;
 
+pub use export::Imported;
 pub use queue::Queued;
 
 use std::fmt;
@@ -41,8 +43,10 @@ const TAG_BOUNDED_LOSS: u64 = 4;
 pub enum StoreError {
     /// The database could not be opened, read or written.
     Database(PathBuf, String),
-    /// A damaged database could not be moved aside.
+    /// A file could not be read or written, or a damaged database moved aside.
     Io(PathBuf, std::io::Error),
+    /// A file to import is not an intact export.
+    Export(PathBuf, String),
 }
 
 impl fmt::Display for StoreError {
@@ -50,6 +54,7 @@ impl fmt::Display for StoreError {
         match self {
             StoreError::Database(path, e) => write!(f, "proof store {}: {e}", path.display()),
             StoreError::Io(path, e) => write!(f, "proof store {}: {e}", path.display()),
+            StoreError::Export(path, why) => write!(f, "proof export {}: {why}", path.display()),
         }
     }
 }
@@ -58,7 +63,7 @@ impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             StoreError::Io(_, e) => Some(e),
-            StoreError::Database(..) => None,
+            StoreError::Database(..) | StoreError::Export(..) => None,
         }
     }
 }

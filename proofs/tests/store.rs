@@ -118,3 +118,37 @@ fn the_queue_is_bounded_deduplicated_ordered_and_survives_reopening() {
     assert_eq!(store.queue_len().unwrap(), 0);
     assert_eq!(store.get(1).unwrap(), None, "queued positions are not facts");
 }
+
+#[test]
+fn an_export_carries_the_proofs_to_another_store_and_damage_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (first, _) = ProofStore::open(&dir.path().join("first.redb")).unwrap();
+    first.record(&facts()).unwrap();
+    first.record(&[(5, Outcome::Bounded { win: false, at_least: 20, at_most: 60 })]).unwrap();
+    let file = dir.path().join("opening.proofs");
+    // Unknowns stay behind: two thirds of the facts are proven, and the bounded one.
+    let proven = facts().iter().filter(|(_, o)| o.proven_win().is_some()).count() as u64 + 1;
+    assert_eq!(first.export(&file).unwrap(), proven);
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 24 + 24 * proven);
+
+    let (second, _) = ProofStore::open(&dir.path().join("second.redb")).unwrap();
+    let imported = second.import(&file).unwrap();
+    assert_eq!((imported.records, imported.changed), (proven, proven));
+    for (key, outcome) in facts().into_iter().chain([(5, Outcome::Bounded { win: false, at_least: 20, at_most: 60 })]) {
+        let expected = outcome.proven_win().is_some().then_some(outcome);
+        assert_eq!(second.get(key).unwrap(), expected);
+    }
+    assert_eq!(second.import(&file).unwrap().changed, 0, "importing again changes nothing");
+
+    // A flipped byte anywhere, a truncation, another file: refused whole.
+    let bytes = std::fs::read(&file).unwrap();
+    let damaged = dir.path().join("damaged.proofs");
+    for at in [3, 9, 30, bytes.len() / 2, bytes.len() - 1] {
+        let mut copy = bytes.clone();
+        copy[at] ^= 0x10;
+        std::fs::write(&damaged, &copy).unwrap();
+        assert!(second.import(&damaged).is_err(), "a flip at {at} was accepted");
+    }
+    std::fs::write(&damaged, &bytes[..bytes.len() - 24]).unwrap();
+    assert!(second.import(&damaged).is_err(), "a truncated file was accepted");
+}

@@ -47,6 +47,10 @@ fn init_logging(format: LogFormat) {
     }
 }
 
+/// The file of published proofs the server merges into its store at start-up, in the tables
+/// directory.
+const OPENING_PROOFS: &str = "opening.proofs";
+
 fn run(config: Config) -> Result<(), String> {
     let cors_policy = config.cors_policy()?;
     let limits = config.limits()?;
@@ -62,6 +66,16 @@ fn run(config: Config) -> Result<(), String> {
                     tracing::warn!(store = %path.display(), damaged = %aside.display(), "proof store was damaged: moved aside, started afresh");
                 }
                 tracing::info!(store = %path.display(), records = store.len().unwrap_or(0), "proof store open");
+                // Proofs published beside the tables (`shogi4 proofs export`) are merged in,
+                // so that a fresh start begins with them; merging again changes nothing.
+                let published = config.tables.join(OPENING_PROOFS);
+                if published.exists() {
+                    match store.import(&published) {
+                        Ok(imported) => tracing::info!(file = %published.display(), records = imported.records,
+                            changed = imported.changed, "published proofs merged into the store"),
+                        Err(error) => tracing::warn!(%error, "published proofs not merged"),
+                    }
+                }
                 state.with_proof_store(store)
             }
             Err(error) => {

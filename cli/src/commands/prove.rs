@@ -121,3 +121,34 @@ fn nearest_plies(start: &Position, plies: u32) -> HashMap<u128, u32> {
     }
     seen
 }
+
+/// `shogi4 proofs export`: the store's proven outcomes to one file.
+pub fn export(store_path: &Path, file: &Path, json: bool) -> Result<(), CliError> {
+    let (store, _) = ProofStore::open(store_path)?;
+    let records = store.export(file)?;
+    let bytes = std::fs::metadata(file).map_or(0, |m| m.len());
+    if json {
+        println!("{}", json!({ "records": records, "bytes": bytes }));
+    } else {
+        println!("{records} proven outcomes written to {} ({bytes} bytes)", file.display());
+    }
+    Ok(())
+}
+
+/// `shogi4 proofs import`: an exported file merged into the store.
+pub fn import(store_path: &Path, file: &Path, json: bool) -> Result<(), CliError> {
+    let (store, _) = ProofStore::open(store_path)?;
+    let imported = store.import(file)?;
+    if json {
+        println!("{}", json!({ "records": imported.records, "changed": imported.changed }));
+    } else {
+        println!(
+            "{} outcomes read from {}; {} records of {} new or narrowed",
+            imported.records,
+            file.display(),
+            imported.changed,
+            store_path.display()
+        );
+    }
+    Ok(())
+}

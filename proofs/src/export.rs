@@ -1,0 +1,82 @@
+//! The store as one compact, checksummed file, so that a replica or a fresh quick start can
+//! begin with the proofs another store holds (never by opening the same database file).
+//!
+//! Layout, little-endian: the magic `S4PROOF1`, the record count (u64), then per record the
+//! position key (u128) and the record as the store keeps it (u64: its own checksum, tag and
+//! distances), and last an xxh3-64 of everything before it. Unknown outcomes are left out:
+//! they are cheap to find again and make most of a store. Importing merges each outcome into
+//! the store as a search's would be ([`shogi4_search::Outcome::merge`]).
+
+use std::path::Path;
+
+use redb::{ReadableDatabase, ReadableTable};
+
+use crate::{decode, ProofStore, StoreError, FACTS};
+
+const MAGIC: &[u8; 8] = b"S4PROOF1";
+const RECORD: usize = 24;
+
+/// What an import did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Imported {
+    /// Records in the file.
+    pub records: u64,
+    /// Records of the store that changed (new, or narrowed).
+    pub changed: u64,
+}
+
+impl ProofStore {
+    /// Writes every proven outcome to `path` (atomically: a complete file or none). Returns
+    /// how many records it holds.
+    pub fn export(&self, path: &Path) -> Result<u64, StoreError> {
+        let read = self.db.begin_read().map_err(|e| self.error(e))?;
+        let table = read.open_table(FACTS).map_err(|e| self.error(e))?;
+        let mut body = Vec::new();
+        let mut count = 0u64;
+        for entry in table.iter().map_err(|e| self.error(e))? {
+            let (key, record) = entry.map_err(|e| self.error(e))?;
+            let (key, record) = (key.value(), record.value());
+            if decode(key, record).is_some_and(|outcome| outcome.proven_win().is_some()) {
+                body.extend_from_slice(&key.to_le_bytes());
+                body.extend_from_slice(&record.to_le_bytes());
+                count += 1;
+            }
+        }
+        let mut bytes = Vec::with_capacity(16 + body.len() + 8);
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&count.to_le_bytes());
+        bytes.extend_from_slice(&body);
+        let checksum = xxhash_rust::xxh3::xxh3_64(&bytes);
+        bytes.extend_from_slice(&checksum.to_le_bytes());
+        shogi4_tablebase::write_atomically(path, &[&bytes]).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
+        Ok(count)
+    }
+
+    /// Merges the outcomes of an exported file into the store, in one commit. A file that
+    /// is not a complete, intact export is refused whole.
+    pub fn import(&self, path: &Path) -> Result<Imported, StoreError> {
+        let bytes = std::fs::read(path).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
+        let refuse = |why: &str| StoreError::Export(path.to_path_buf(), why.to_string());
+        if bytes.len() < 24 || &bytes[..8] != MAGIC {
+            return Err(refuse("not a proof export (no S4PROOF1 header)"));
+        }
+        let count = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+        let expected = count.checked_mul(RECORD as u64).and_then(|n| n.checked_add(24));
+        if expected != Some(bytes.len() as u64) {
+            return Err(refuse("truncated or padded: the size does not match the record count"));
+        }
+        let (content, trailer) = bytes.split_at(bytes.len() - 8);
+        if xxhash_rust::xxh3::xxh3_64(content) != u64::from_le_bytes(trailer.try_into().expect("8 bytes")) {
+            return Err(refuse("checksum mismatch: the file is damaged"));
+        }
+        let mut facts = Vec::with_capacity(count as usize);
+        for chunk in content[16..].chunks_exact(RECORD) {
+            let key = u128::from_le_bytes(chunk[..16].try_into().expect("16 bytes"));
+            let record = u64::from_le_bytes(chunk[16..].try_into().expect("8 bytes"));
+            let outcome = decode(key, record).ok_or_else(|| refuse("a record fails its own checksum"))?;
+            facts.push((key, outcome));
+        }
+        let changed = self.record(&facts)? as u64;
+        Ok(Imported { records: count, changed })
+    }
+}
