@@ -10,11 +10,14 @@
 //! in iterative deepening those refutations cost most of the search. A player needs the value
 //! first. How a budget is split between the two is a [`Plan`]; the default was measured with
 //! `scripts/search-reach.sh` on careful-play positions (200 of them, 1 s each, one thread per
-//! position): deepening alone proves 44.5% (all exact); 30% of the budget for deepening, then
-//! "win within 61", "loss within 60", "win within 121", "loss within 120" with equal shares of
-//! what is left, and bisection of a proven range, proves 65.0% as a value (43.0% exact, median
-//! range 10 plies). Asking 121 at once proves fewer (60.5–62.5%), and so does ceding more of
-//! the budget to deepening.
+//! position): deepening alone proves 44.0–44.5% (all exact); 30% of the budget for deepening,
+//! then "win within 61", "loss within 60", "win within 121", "loss within 120" with equal
+//! shares of what is left proves 62.5–65.5% as a value. Asking 121 at once proved fewer
+//! (60.5–62.5%), and so did ceding half the budget to deepening (62.0%), starting at 31 or 41
+//! (no better, 63.0–65.0%), or asking each question twice with doubling shares (63.5–65.0%).
+//! A proven range is narrowed by two questions just past its lower bound, then bisection:
+//! bisection alone left the exact share a point or two lower (43.0% against 44.0%), since most
+//! distances lie just past what deepening refuted.
 //!
 //! ```
 //! use shogi4_engine::Position;

@@ -47,8 +47,8 @@ pub struct Plan {
 /// How a proven value's distance range is narrowed after the deep question that proved it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Narrowing {
-    /// Bisection: the question at the midpoint, "yes" lowering the upper bound, "no" raising
-    /// the lower one.
+    /// Two questions just past the lower bound, then bisection: "yes" lowers the upper
+    /// bound, "no" raises the lower one (see `Prover::tighten`).
     Bisect,
     /// Deepening from the lower bound (the value's own question only), for the exact
     /// distance of values not far beyond it.

@@ -153,6 +153,26 @@ test('the start position is answered by search, and New game returns to it', asy
   await page.context().close();
 });
 
+test('a value proven with distance bounds is shown as proven, with its range', async () => {
+  // A real-game position whose win the search proves within a deep bound long before it
+  // finds the exact distance; the first probe leaves the range in the proof store, so the
+  // page's own answer is at least as good.
+  const sfen = '+C1fk/4/1r1c/KF1T b RT 1';
+  const first = await probe(sfen);
+  const page = await open(`/?pos=${encodeURIComponent(sfen)}`);
+  const seen = await shown(page, sfen);
+  if (first.category === 'win') assert.equal(seen.category, 'win', 'a proven value stays proven');
+  if (seen.category === 'win' && seen.dtw === '') {
+    assert.match(seen.text, /First player to move wins: proven; the win takes at most \d+ plies and at least \d+ plies/);
+    assert.match(seen.text, /the distance is only bounded/);
+  }
+  const rows = await page.evaluate(() => [...document.querySelectorAll('[data-move] .value')].map((v) => v.textContent));
+  assert.ok(rows.length > 0);
+  for (const text of rows) assert.match(text, /^(win in \d+(–\d+)?|loss in \d+(–\d+)?|no result within \d+)$/, text);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
 test('clicking a move plays it, and back restores the position', async () => {
   const page = await open(`/?pos=${underscored(KKC_WIN)}`);
   const before = await probe(KKC_WIN);
