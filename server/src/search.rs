@@ -83,7 +83,7 @@ impl SearchSettings {
 /// The searchers, the limit on how many run at once, and the cache of proven answers.
 pub struct SearchService {
     settings: SearchSettings,
-    permits: Semaphore,
+    permits: Arc<Semaphore>,
     /// Idle searchers; created on first need, at most `workers` of them.
     idle: Mutex<Vec<Search>>,
     cache: Mutex<ProvenCache>,
@@ -102,7 +102,7 @@ impl SearchService {
     pub fn new(settings: SearchSettings, store: Option<ProofStore>) -> SearchService {
         let cache = ProvenCache::new(settings.cache_entries);
         SearchService {
-            permits: Semaphore::new(settings.workers),
+            permits: Arc::new(Semaphore::new(settings.workers)),
             idle: Mutex::new(Vec::new()),
             cache: Mutex::new(cache),
             settings,
@@ -292,13 +292,17 @@ impl SearchService {
         self: &Arc<Self>,
         work: impl FnOnce(&mut Search) -> T + Send + 'static,
     ) -> Result<T, ApiError> {
-        let _in_flight = InFlight::enter(&self.in_flight);
-        let permit = tokio::time::timeout(self.settings.time, self.permits.acquire())
+        let in_flight = InFlight::enter(self);
+        let permit = tokio::time::timeout(self.settings.time, Arc::clone(&self.permits).acquire_owned())
             .await
             .map_err(|_| ApiError::SearchBusy)?
             .map_err(|_| ApiError::SearchBusy)?;
         let service = Arc::clone(self);
-        let result = tokio::task::spawn_blocking(move || {
+        // The permit and the count go with the search itself, not with the request: a client
+        // that hangs up (or a request that times out) leaves the search to finish within its
+        // budget, and its worker is not free, nor the background allowed to start, before then.
+        tokio::task::spawn_blocking(move || {
+            let _held = (permit, in_flight);
             let mut search = service
                 .idle
                 .lock()
@@ -310,9 +314,7 @@ impl SearchService {
             result
         })
         .await
-        .map_err(|e| ApiError::Internal(format!("search task failed: {e}")));
-        drop(permit);
-        result
+        .map_err(|e| ApiError::Internal(format!("search task failed: {e}")))
     }
 }
 
@@ -321,18 +323,18 @@ impl SearchService {
 const MAX_LEVEL: u32 = 5;
 
 /// Counts a request search while it lives.
-struct InFlight<'a>(&'a AtomicUsize);
+struct InFlight(Arc<SearchService>);
 
-impl<'a> InFlight<'a> {
-    fn enter(count: &'a AtomicUsize) -> InFlight<'a> {
-        count.fetch_add(1, Ordering::Relaxed);
-        InFlight(count)
+impl InFlight {
+    fn enter(service: &Arc<SearchService>) -> InFlight {
+        service.in_flight.fetch_add(1, Ordering::Relaxed);
+        InFlight(Arc::clone(service))
     }
 }
 
-impl Drop for InFlight<'_> {
+impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
+        self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
     }
 }
 

@@ -1,7 +1,8 @@
-//! The tablebase grows with use, against the real binary over TCP: an answer that is not
-//! exact queues its position, a background worker searches it further and stores what it
-//! proves, and a repeat query gets the deeper answer. The queue is bounded per client and in
-//! all, and the store survives a `kill -9` in the middle of background work.
+//! Searches under real clients, against the real binary over TCP. The tablebase grows with
+//! use: an answer that is not exact queues its position, a background worker searches it
+//! further and stores what it proves, and a repeat query gets the deeper answer. The queue is
+//! bounded per client and in all, the store survives a `kill -9` in the middle of background
+//! work, and clients that hang up mid-search do not multiply the searches.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -23,11 +24,16 @@ impl Server {
     /// that a first answer is never exact), every client's address believed from
     /// `X-Forwarded-For` (so that one machine can play several clients).
     fn start(store: &Path, flags: &[&str]) -> Server {
+        Server::start_searching(store, "20000", flags)
+    }
+
+    /// The same with request searches of `nodes` nodes.
+    fn start_searching(store: &Path, nodes: &str, flags: &[&str]) -> Server {
         let tables = store.parent().unwrap().join("no-tables");
         std::fs::create_dir_all(&tables).unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4-server"))
-            .args(["--bind", "127.0.0.1:0", "--no-solve", "--rate-limit", "0", "--search-nodes", "20000"])
-            .args(["--search-table-mb", "8", "--trusted-proxies", "127.0.0.1", "--proof-store"])
+            .args(["--bind", "127.0.0.1:0", "--no-solve", "--rate-limit", "0", "--search-nodes", nodes])
+            .args(["--trusted-proxies", "127.0.0.1", "--proof-store"])
             .arg(store)
             .arg("--tables")
             .arg(&tables)
@@ -132,7 +138,7 @@ fn distinct_positions(count: usize) -> Vec<String> {
 fn a_flood_from_one_client_leaves_the_queue_bounded_and_room_for_others() {
     let dir = tempfile::tempdir().unwrap();
     // A background search long enough that the worker takes at most one entry meanwhile.
-    let flags = ["--background-ms", "60000", "--queue-max", "40", "--queue-per-client", "10"];
+    let flags = ["--background-ms", "60000", "--queue-max", "40", "--queue-per-client", "10", "--search-table-mb", "8"];
     let server = Server::start(&dir.path().join("proofs.redb"), &flags);
     let positions = distinct_positions(30);
     for sfen in &positions[..25] {
@@ -168,4 +174,36 @@ fn the_store_survives_kill_9_during_background_work() {
     drop(store);
     let server = Server::start(&path, &["--background-ms", "200"]);
     assert_eq!(server.probe("203.0.113.9", DEEP_WIN)["sfen"], DEEP_WIN);
+}
+
+/// Resident memory of a process, in bytes (Linux).
+fn resident_bytes(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap();
+    kib * 1024
+}
+
+#[test]
+fn clients_that_hang_up_mid_search_do_not_multiply_the_searches() {
+    let dir = tempfile::tempdir().unwrap();
+    // One worker with a 64 MiB table, long searches, no background work: a hang-up must not
+    // leave its search running beside the next one.
+    let flags = ["--search-workers", "1", "--search-ms", "3000", "--background-workers", "0"];
+    let server = Server::start_searching(&dir.path().join("proofs.redb"), "1000000000", &flags);
+    let before = resident_bytes(server.child.id());
+    for sfen in distinct_positions(12) {
+        let mut stream = TcpStream::connect(&server.address).unwrap();
+        let path = format!("/probe?pos={}", sfen.replace(' ', "_").replace('+', "%2B"));
+        write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        drop(stream);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let grown = resident_bytes(server.child.id()).saturating_sub(before);
+    // One searcher's tables (64 MiB) and change; twelve would be 768 MiB.
+    assert!(grown < 160 << 20, "resident memory grew by {} MiB", grown >> 20);
 }
