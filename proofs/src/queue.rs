@@ -24,7 +24,7 @@ const NEXT: &str = "next";
 /// One queued position.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Queued {
-    /// Its key ([`shogi4_engine::Position::key`]).
+    /// Its key (`Position::key`).
     pub key: u128,
     /// Its SFEN (keys cannot be turned back into positions).
     pub sfen: String,

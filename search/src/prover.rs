@@ -28,7 +28,7 @@ pub const MAX_DEPTH: u32 = 250;
 const CLOCK_INTERVAL: u64 = 1 << 12;
 
 /// How a search splits its budget between iterative deepening (exact distances) and deep
-/// questions (proven values with distance bounds); see [`Prover::establish`].
+/// questions (proven values with distance bounds); each search follows one (see `Search::with_plan`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
     /// The share of the budget that iterative deepening gets.
