@@ -78,10 +78,8 @@ impl Outcome {
     /// A proven win (or loss) with its distance between the two bounds, rounded to the value's
     /// parity; exact when they meet.
     pub fn won(win: bool, at_least: u32, at_most: u32) -> Outcome {
-        let parity = u32::from(win);
-        // The smallest distance of the right parity that is at least `at_least`.
-        let at_least = if at_least % 2 == parity { at_least } else { at_least + 1 };
-        debug_assert_eq!(at_most % 2, parity, "an upper bound of the value's parity");
+        let at_least = distance_from(at_least, win);
+        debug_assert_eq!(at_most % 2, u32::from(win), "an upper bound of the value's parity");
         if at_least >= at_most {
             Outcome::Proven(Value::from_dtw(at_most))
         } else {
@@ -214,6 +212,15 @@ impl Outcome {
             Outcome::Bounded { win: false, at_least, at_most } => (2, i64::from(at_most), i64::from(at_least)),
             Outcome::Proven(Value::Loss(n)) => (1, i64::from(n), 0),
         }
+    }
+}
+
+/// The smallest distance of a win's (odd) or a loss's (even) parity that is at least `d`.
+pub(crate) fn distance_from(d: u32, win: bool) -> u32 {
+    if d % 2 == u32::from(win) {
+        d
+    } else {
+        d + 1
     }
 }
 

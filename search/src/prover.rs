@@ -18,7 +18,7 @@ use shogi4_engine::{Move, Position, MAX_MOVES};
 
 use crate::dfpn::{NumberTable, Question};
 use crate::table::{key_of, Bounds, TranspositionTable, UNKNOWN};
-use crate::Outcome;
+use crate::{distance_from, Outcome};
 use shogi4_tablebase::Value;
 
 /// The deepest distance a search may ask about (the table stores depths in a byte).
@@ -293,7 +293,7 @@ impl<'t> Prover<'t> {
     /// The budget is split by `plan`: deepening first, for the exact distance of the
     /// near results; then "win within `D`" and "loss within `D − 1`" at growing `D`, each
     /// with an equal share of what is left; then, if a value was proven, its range narrowed
-    /// by bisection with whatever remains. The budget in force when it was called is in
+    /// as the plan's [`Narrowing`] says, with whatever remains. The budget in force when it was called is in
     /// force again when it returns.
     pub fn establish(&mut self, position: &Position, max_depth: u32, plan: &Plan) -> Outcome {
         let max_depth = max_depth.min(MAX_DEPTH);
@@ -369,8 +369,7 @@ impl<'t> Prover<'t> {
     /// A proven value whose distance lies in `at_least..=at_most`, the lower bound raised by
     /// iterative deepening (the value's own question only) while the budget lasts.
     fn deepen_within(&mut self, position: &Position, win: bool, at_least: u32, at_most: u32) -> Outcome {
-        let parity = u32::from(win);
-        let mut at_least = if at_least % 2 == parity { at_least } else { at_least + 1 };
+        let mut at_least = distance_from(at_least, win);
         let question = if win { Question::Win } else { Question::Loss };
         while at_least < at_most {
             match self.prove_by_numbers(position, at_least, question) {
@@ -383,15 +382,14 @@ impl<'t> Prover<'t> {
     }
 
     /// A proven value whose distance lies in `at_least..=at_most`, the range narrowed while
-    /// the budget lasts by questions that gallop up from the lower bound (2, 4, 8, … plies
-    /// past it) and then bisect: "yes" lowers the upper bound, "no" raises the lower one.
-    /// Most distances lie just past what deepening refuted, and galloping finds those in a
-    /// few questions; a far one still takes only a logarithmic number.
-    fn tighten(&mut self, position: &Position, win: bool, mut at_least: u32, mut at_most: u32) -> Outcome {
+    /// the budget lasts by questions that gallop up from the lower bound (at it, then 2 and
+    /// 4 plies past each refuted one, at most [`GALLOP_MAX`]) and then bisect: "yes" lowers
+    /// the upper bound, "no" raises the lower one. Most distances lie just past what
+    /// deepening refuted, and galloping finds those in a few questions; a far one still takes
+    /// only a logarithmic number.
+    fn tighten(&mut self, position: &Position, win: bool, at_least: u32, mut at_most: u32) -> Outcome {
         let parity = u32::from(win);
-        if at_least % 2 != parity {
-            at_least += 1;
-        }
+        let mut at_least = distance_from(at_least, win);
         let question = if win { Question::Win } else { Question::Loss };
         // While galloping: how far past the lower bound the next question is (even, so the
         // parity holds); `None` once bisecting.
