@@ -17,10 +17,14 @@
 //! `PLAN` is `default`, `exact` (deepening alone, the search before deep questions) or
 //! `SHARE:BOUND,BOUND,…:ROUNDS:bisect|deepen|keep` (the fields of [`Plan`]).
 
+#[path = "../tests/common/rng.rs"]
+mod rng;
+
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
+use rng::Rng;
 use shogi4_engine::Position;
 use shogi4_search::{Limits, Narrowing, Outcome, Plan, Search, MAX_DEPTH};
 
@@ -157,20 +161,9 @@ fn generating_plan() -> Plan {
     Plan::exact_only()
 }
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[(self.next() % items.len() as u64) as usize]
-    }
+/// One of `items`, drawn by `rng`.
+fn pick<T: Copy>(rng: &mut Rng, items: &[T]) -> T {
+    items[(rng.next() % items.len() as u64) as usize]
 }
 
 /// How a game chooses its next move among the safe ones: `None` ends the game.
@@ -178,7 +171,7 @@ type Chooser = fn(&mut Search, &Position, u32, &mut Rng) -> Option<shogi4_engine
 
 fn random_move(_: &mut Search, position: &Position, _: u32, rng: &mut Rng) -> Option<shogi4_engine::Move> {
     let safe = safe_moves(position);
-    (!safe.is_empty()).then(|| rng.pick(&safe))
+    (!safe.is_empty()).then(|| pick(rng, &safe))
 }
 
 /// A random safe move that the judge does not prove losing (none left: the game ends).
@@ -262,7 +255,7 @@ fn random_playouts(count: usize, seed: u64) -> Vec<Position> {
                 complete = false;
                 break;
             }
-            position = position.play_unchecked(rng.pick(&safe));
+            position = position.play_unchecked(pick(&mut rng, &safe));
         }
         if complete {
             positions.push(position);

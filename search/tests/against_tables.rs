@@ -4,7 +4,11 @@
 //! loss), every "no result within D" consistent with it (a draw, or a distance above D). A
 //! brute-force minimax, with no table and no pruning, checks the small depths independently.
 
+#[path = "common/rng.rs"]
+mod rng;
+
 use rayon::prelude::*;
+use rng::Rng;
 use shogi4_engine::{MaterialIndex, Position};
 use shogi4_search::{Limits, Narrowing, Outcome, Plan, Search};
 use shogi4_tablebase::{solve, Silent, Table, Value};
@@ -12,18 +16,6 @@ use shogi4_tablebase::{solve, Silent, Table, Value};
 /// Positions to check; `SHOGI4_SEARCH_DIFF_POSITIONS` raises or lowers it.
 fn sample_size() -> usize {
     std::env::var("SHOGI4_SEARCH_DIFF_POSITIONS").ok().and_then(|n| n.parse().ok()).unwrap_or(100_000)
-}
-
-/// A small deterministic generator (xorshift64*), so a failure can be replayed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
 }
 
 /// Whether what the search says about `position` is true of its table value.

@@ -2,10 +2,13 @@
 //! query it over TCP like any client would. Every move's value must agree with the position's
 //! value, and the mainline must end in a royal capture after exactly `dtw` plies.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
+mod common;
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Child;
+
+use common::spawn_server;
 use serde_json::Value as Json;
 use shogi4_engine::{Material, MaterialIndex};
 use shogi4_tablebase::{solve, Silent};
@@ -23,18 +26,11 @@ impl Server {
     }
 
     fn start_with(tables: &std::path::Path, flags: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4-server"))
-            .args(["--bind", "127.0.0.1:0", "--no-solve", "--proof-store", "none", "--tables"])
-            .arg(tables)
-            .args(flags)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the server binary starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let address =
-            line.trim().strip_prefix("listening on http://").expect("the server prints its address").to_string();
+        let mut args: Vec<std::ffi::OsString> =
+            ["--bind", "127.0.0.1:0", "--no-solve", "--proof-store", "none", "--tables"].map(Into::into).into();
+        args.push(tables.into());
+        args.extend(flags.iter().map(Into::into));
+        let (child, address) = spawn_server(args);
         Server { child, address }
     }
 
@@ -332,26 +328,10 @@ fn served_tables_survive_their_files_and_reload_on_sighup() {
 #[test]
 fn missing_tables_are_solved_in_the_background_while_the_server_answers() {
     let scratch = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4-server"))
-        .args([
-            "--bind",
-            "127.0.0.1:0",
-            "--solve-missing",
-            "2",
-            "--proof-store",
-            "none",
-            "--rate-limit",
-            "0",
-            "--tables",
-        ])
-        .arg(scratch.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let address = line.trim().strip_prefix("listening on http://").unwrap().to_string();
+    let flags = ["--bind", "127.0.0.1:0", "--solve-missing", "2", "--proof-store", "none", "--rate-limit", "0"];
+    let mut args: Vec<std::ffi::OsString> = flags.map(Into::into).into();
+    args.extend(["--tables".into(), scratch.path().into()]);
+    let (child, address) = spawn_server(args);
     let server = Server { child, address };
     // It listens at once and says what it is doing.
     let (status, health) = server.get("/health");

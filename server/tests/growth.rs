@@ -4,12 +4,15 @@
 //! bounded per client and in all, the store survives a `kill -9` in the middle of background
 //! work, and clients that hang up mid-search do not multiply the searches.
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::{Duration, Instant};
 
+use common::spawn_server;
 use serde_json::Value as Json;
 use shogi4_engine::Position;
 use shogi4_proofs::ProofStore;
@@ -31,20 +34,14 @@ impl Server {
     fn start_searching(store: &Path, nodes: &str, flags: &[&str]) -> Server {
         let tables = store.parent().unwrap().join("no-tables");
         std::fs::create_dir_all(&tables).unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4-server"))
-            .args(["--bind", "127.0.0.1:0", "--no-solve", "--rate-limit", "0", "--search-nodes", nodes])
-            .args(["--trusted-proxies", "127.0.0.1", "--proof-store"])
-            .arg(store)
-            .arg("--tables")
-            .arg(&tables)
-            .args(flags)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the server binary starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-        let address = line.trim().strip_prefix("listening on http://").expect("an address").to_string();
+        let mut args: Vec<std::ffi::OsString> =
+            ["--bind", "127.0.0.1:0", "--no-solve", "--rate-limit", "0", "--search-nodes", nodes]
+                .map(Into::into)
+                .into();
+        args.extend(["--trusted-proxies".into(), "127.0.0.1".into(), "--proof-store".into(), store.into()]);
+        args.extend(["--tables".into(), tables.into()]);
+        args.extend(flags.iter().map(Into::into));
+        let (child, address) = spawn_server(args);
         Server { child, address }
     }
 
