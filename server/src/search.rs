@@ -163,8 +163,9 @@ impl SearchService {
     }
 
     /// Hands the searcher what the store knows of the position and its children.
-    fn recall(&self, search: &mut Search, position: &Position) {
-        let Some(store) = &self.store else { return };
+    /// Returns what the store knew of the position itself.
+    fn recall(&self, search: &mut Search, position: &Position) -> Option<Outcome> {
+        let store = self.store.as_ref()?;
         let moves = position.legal_moves();
         let mut keys = vec![position.key()];
         keys.extend(
@@ -172,13 +173,18 @@ impl SearchService {
         );
         match store.get_many(&keys) {
             Ok(known) => {
+                let own = known[0];
                 for (key, outcome) in keys.into_iter().zip(known) {
                     if let Some(outcome) = outcome {
                         search.remember(key, outcome);
                     }
                 }
+                own
             }
-            Err(error) => tracing::warn!(%error, "proof store unreadable; searching without it"),
+            Err(error) => {
+                tracing::warn!(%error, "proof store unreadable; searching without it");
+                None
+            }
         }
     }
 
@@ -206,18 +212,38 @@ impl SearchService {
         if positions.is_empty() {
             return;
         }
-        let owner = owner_of(client);
+        self.enqueue(store, &positions, 0, owner_of(client));
+    }
+
+    /// Queues `positions` at `level` for `owner`, as many as its share has room for, and
+    /// counts them to it.
+    fn enqueue(&self, store: &ProofStore, positions: &[Position], level: u32, owner: u128) {
+        // Held across the commit, so that two requests of one client cannot both take the
+        // same room.
         let mut queued_by = self.queued_by.lock().expect("not poisoned");
         let waiting = queued_by.entry(owner).or_insert(0);
         let room = self.settings.background.per_client.saturating_sub(*waiting) as usize;
         let sfens: Vec<(u128, String)> = positions.iter().take(room).map(|p| (p.key(), p.to_sfen())).collect();
         let entries: Vec<(u128, &str)> = sfens.iter().map(|(k, s)| (*k, s.as_str())).collect();
-        match store.enqueue(&entries, 0, owner, self.settings.background.capacity) {
+        match store.enqueue(&entries, level, owner, self.settings.background.capacity) {
             Ok(added) => *waiting += added as u32,
             Err(error) => tracing::warn!(%error, "proof store unwritable; nothing queued"),
         }
-        if let Ok(length) = store.queue_len() {
-            metrics::gauge!("search_queue_length").set(length as f64);
+        if *waiting == 0 {
+            queued_by.remove(&owner);
+        }
+        drop(queued_by);
+        publish_queue_length(store);
+    }
+
+    /// Counts an entry taken off the queue off its owner's share.
+    fn taken(&self, owner: u128) {
+        let mut queued_by = self.queued_by.lock().expect("not poisoned");
+        if let Some(waiting) = queued_by.get_mut(&owner) {
+            *waiting = waiting.saturating_sub(1);
+            if *waiting == 0 {
+                queued_by.remove(&owner);
+            }
         }
     }
 
@@ -238,7 +264,7 @@ impl SearchService {
             let entry = match store.take_queued() {
                 Ok(Some(entry)) => entry,
                 Ok(None) => {
-                    metrics::gauge!("search_queue_length").set(0.0);
+                    publish_queue_length(store);
                     std::thread::sleep(Duration::from_millis(250));
                     continue;
                 }
@@ -248,15 +274,7 @@ impl SearchService {
                     continue;
                 }
             };
-            {
-                let mut queued_by = self.queued_by.lock().expect("not poisoned");
-                if let Some(waiting) = queued_by.get_mut(&entry.owner) {
-                    *waiting = waiting.saturating_sub(1);
-                    if *waiting == 0 {
-                        queued_by.remove(&entry.owner);
-                    }
-                }
-            }
+            self.taken(entry.owner);
             // Only positions this server queued are in the queue; anything else is skipped.
             let Ok(position) = Position::parse(&entry.sfen) else { continue };
             if position.key() != entry.key {
@@ -265,8 +283,7 @@ impl SearchService {
             let level = entry.level.min(MAX_LEVEL);
             let limits =
                 Limits { max_depth: MAX_DEPTH, max_nodes: u64::MAX, time: Some(background.time * (1u32 << level)) };
-            let before = store.get(entry.key).ok().flatten();
-            self.recall(&mut search, &position);
+            let before = self.recall(&mut search, &position);
             let analysis = search.analyse(&position, &limits);
             self.keep(&facts_of(&position, &analysis));
             metrics::counter!("background_searches_total").increment(1);
@@ -274,13 +291,9 @@ impl SearchService {
                 metrics::counter!("background_proofs_total").increment(1);
             }
             if !matches!(analysis.outcome, Outcome::Proven(_)) && entry.level < MAX_LEVEL {
-                let sfen = position.to_sfen();
-                if let Ok(1) = store.enqueue(&[(entry.key, &sfen)], entry.level + 1, entry.owner, background.capacity) {
-                    *self.queued_by.lock().expect("not poisoned").entry(entry.owner).or_insert(0) += 1;
-                }
-            }
-            if let Ok(length) = store.queue_len() {
-                metrics::gauge!("search_queue_length").set(length as f64);
+                self.enqueue(store, &[position], entry.level + 1, entry.owner);
+            } else {
+                publish_queue_length(store);
             }
         }
     }
@@ -335,6 +348,13 @@ impl InFlight {
 impl Drop for InFlight {
     fn drop(&mut self) {
         self.0.in_flight.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Sets the queue-length gauge from the store.
+fn publish_queue_length(store: &ProofStore) {
+    if let Ok(length) = store.queue_len() {
+        metrics::gauge!("search_queue_length").set(length as f64);
     }
 }
 
