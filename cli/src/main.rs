@@ -151,15 +151,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Fill the proof store with the first plies of the real game (resumable: what the store
-    /// knows is skipped).
+    /// Grow the proof store from the start, best-first by proof numbers (resumable: what the
+    /// store knows is not searched again).
     Prove {
         /// Where to start.
         #[arg(long, default_value = "trfk/3c/C3/KFRT b - 1")]
         from: String,
-        /// How many plies from there.
-        #[arg(long, default_value_t = 2)]
-        plies: u32,
+        /// Positions to search at most.
+        #[arg(long, default_value_t = 100)]
+        positions: u64,
+        /// Minutes to run at most (no limit if absent).
+        #[arg(long)]
+        minutes: Option<u64>,
         /// The proof store (created if missing).
         #[arg(long, default_value = "tables/proofs.redb")]
         store: PathBuf,
@@ -328,12 +331,14 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
             commands::probe::search(&pos, &budget, json)
         }
-        Command::Prove { from, plies, store, ms, table_mb, json } => {
+        Command::Prove { from, positions, minutes, store, ms, table_mb, json } => {
             let limits = shogi4_search::Limits {
                 time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
                 ..shogi4_search::Limits::nodes(u64::MAX)
             };
-            commands::prove::run(&from, plies, &store, &limits, table_mb << 20, json)
+            let time = minutes.map(|m| std::time::Duration::from_secs(m.saturating_mul(60)));
+            let stop = commands::prove::Stop { positions, time };
+            commands::prove::run(&from, &stop, &store, &limits, table_mb << 20, json)
         }
         Command::Proofs { action: ProofsAction::Export, file, store, json } => {
             commands::prove::export(&store, &file, json)

@@ -17,12 +17,21 @@ impl Bar {
     }
 }
 
+impl Bar {
+    /// Shows `text` after the current phase's bar (what a long phase has found so far).
+    pub fn note(&self, text: String) {
+        if let Some(bar) = &*self.current.lock().expect("not poisoned") {
+            bar.set_message(text);
+        }
+    }
+}
+
 impl Progress for Bar {
     fn phase(&self, name: &str, total: u64) {
-        let bar = ProgressBar::new(total).with_message(name.to_string());
+        let bar = ProgressBar::new(total).with_prefix(name.to_string());
         bar.set_style(
             ProgressStyle::with_template(
-                "{msg:>18} [{bar:30}] {percent:>3}% {human_pos}/{human_len} {per_sec} ETA {eta}",
+                "{prefix:>18} [{bar:30}] {percent:>3}% {human_pos}/{human_len} {per_sec} ETA {eta} {msg}",
             )
             .expect("valid template")
             .progress_chars("=> "),

@@ -107,12 +107,14 @@ fn corrupt_and_audit(table: &Path) {
 }
 
 /// `shogi4 prove` killed with SIGKILL mid-run leaves a store that opens cleanly, keeps what
-/// was committed, and a second run resumes: it skips what is known and finishes the rest.
+/// was committed, and a second run resumes: it expands what the store knows without searching
+/// it again.
 #[test]
 fn prove_survives_kill_9_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("proofs.redb");
-    let args = ["prove", "--plies", "2", "--ms", "40", "--table-mb", "4", "--store", store.to_str().unwrap(), "--json"];
+    let args =
+        ["prove", "--positions", "40", "--ms", "40", "--table-mb", "4", "--store", store.to_str().unwrap(), "--json"];
     let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4")).args(args).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(900));
     child.kill().unwrap(); // SIGKILL
@@ -121,11 +123,62 @@ fn prove_survives_kill_9_and_resumes() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(!String::from_utf8_lossy(&output.stderr).contains("damaged"));
     let summary: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
-    let (positions, skipped, searched) = (&summary["positions"], &summary["skipped"], &summary["searched"]);
-    assert_eq!(positions, 71, "{summary}");
-    assert!(skipped.as_u64().unwrap() > 0, "nothing survived the kill: {summary}");
-    assert!(searched.as_u64().unwrap() > 0, "the first run was not interrupted: {summary}");
-    assert_eq!(summary["records"], 71, "{summary}");
+    assert!(summary["resumed"].as_u64().unwrap() > 0, "nothing survived the kill: {summary}");
+    assert_eq!(summary["searched"], 40, "{summary}");
+    assert_eq!(summary["replies"].as_object().unwrap().len(), 8, "{summary}");
+    assert!(summary["records"].as_u64().unwrap() > 40, "{summary}");
+}
+
+/// What `shogi4 prove` records, searched or back-propagated, is what the table says: it is run
+/// from the longest win of a closed game (as if the game had no table), and every position
+/// within a few plies that the store then holds is checked against the table.
+#[test]
+fn prove_records_only_what_the_table_confirms() {
+    use shogi4_search::Outcome;
+    use shogi4_tablebase::{solve, Silent, Table, Value};
+    let table = Table::new(solve("KKCF".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
+    let (longest, start) = table.longest_win().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("proofs.redb");
+    let sfen = start.to_sfen();
+    let args = ["prove", "--from", &sfen, "--positions", "60", "--ms", "20", "--table-mb", "4"];
+    let output = shogi4(&[&args[..], &["--store", store.to_str().unwrap(), "--json"]].concat());
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let summary: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    let (store, _) = shogi4_proofs::ProofStore::open(&store).unwrap();
+    let mut seen = std::collections::HashSet::from([start.key()]);
+    let mut frontier = vec![start];
+    let (mut checked, mut proven) = (0, 0);
+    for _ in 0..=4 {
+        let mut next = Vec::new();
+        for position in frontier {
+            let truth = table.value_of(&position).unwrap();
+            if let Some(outcome) = store.get(position.key()).unwrap() {
+                checked += 1;
+                proven += usize::from(outcome.proven_win().is_some());
+                let holds = match (outcome.proven_win(), outcome.distance_bounds(), outcome) {
+                    (Some(win), Some((at_least, at_most)), _) => {
+                        matches!(truth, Value::Win(_)) == win
+                            && truth.dtw().is_some_and(|d| (at_least..=at_most).contains(&d))
+                    }
+                    (_, _, Outcome::Unknown { no_result_within }) => truth.dtw().is_none_or(|d| d > no_result_within),
+                    _ => false,
+                };
+                assert!(holds, "{}: stored {outcome:?}, table {truth}", position.to_sfen());
+            }
+            for &mv in position.legal_moves().iter().filter(|&&mv| !position.captures_royal(mv)) {
+                let child = position.play_unchecked(mv);
+                if seen.insert(child.key()) {
+                    next.push(child);
+                }
+            }
+        }
+        frontier = next;
+    }
+    assert!(proven > 20 && checked > proven, "{checked} checked, {proven} proven: {summary}");
+    // Settled or not, the start is never claimed as anything but a win.
+    let start_value = summary["start"].as_str().unwrap();
+    assert!(start_value.starts_with("win") || start_value.starts_with("unknown"), "win in {longest}: {summary}");
 }
 
 #[test]

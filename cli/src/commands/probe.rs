@@ -89,7 +89,8 @@ fn search_position(position: &Position, budget: &SearchBudget, json: bool) -> Re
     Ok(())
 }
 
-fn describe(outcome: Outcome) -> String {
+/// An outcome in a few words: `win 15`, `win in 15..61`, `unknown (> 14)`.
+pub(crate) fn describe(outcome: Outcome) -> String {
     match outcome {
         Outcome::Proven(value) => value.to_string(),
         Outcome::Bounded { win, at_least, at_most } => {

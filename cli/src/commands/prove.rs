@@ -1,29 +1,51 @@
-//! `shogi4 prove`: fills the proof store with the first plies of the real game, best-first.
+//! `shogi4 prove`: grows the proof store from the start position, best-first by proof numbers.
 //!
-//! Each position within `plies` of the start is analysed once: its own outcome and every
-//! move's are searched within the budget, and what they established is committed at once
-//! (the position's outcome, and the proven outcomes of its children within reach). The order
-//! is best-first: a position's priority is how far the line to it strays from the search's
-//! best moves (the sum of each move's rank among its siblings, 0 for the best), then its
-//! ply. So the lines that best play follows are proven first, and an interrupted run has done
-//! the most useful part. Positions the store already knows are not searched again (their
-//! children are still explored), so a second run resumes where the first stopped.
+//! The store's positions form a game graph from `--from`. `prove` keeps the part it has
+//! explored in memory and asks two questions of every node at once, "does the side to move
+//! win?" and "does it lose?", each with a proof and a disproof number (how many unresolved
+//! positions must at least be settled to answer yes, or no), as proof-number search does.
+//! Each step follows the cheaper question from the root down to its most-proving leaf and
+//! analyses that leaf within the budget (the position and every move, as `shogi4 search`
+//! would): what the analysis proves is committed at once, and the leaf's unproven children
+//! become the new leaves. An interior node whose children settle it is settled without
+//! search, by back-propagation, and recorded too. This is PN² with the df-pn search as the
+//! inner prover: the outer numbers decide where the next second of search is spent.
+//!
+//! **Resumable.** A position the store already holds a record for counts as analysed: reached
+//! again, it is expanded without search, so a second run rebuilds the explored graph from the
+//! store as it descends and goes on where the first one stopped.
+//!
+//! **Cycles.** Moves are reversible, so the graph has cycles. A move back to a position on the
+//! current path counts as an unexpanded leaf for the numbers and is never selected; a node
+//! whose every child is settled or on the path is set aside for the rest of the step. The
+//! numbers only steer the search: every value `prove` records comes from a search's proof or
+//! from the moves' proven values.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 use shogi4_engine::Position;
-use shogi4_proofs::{Opened, ProofStore};
-use shogi4_search::{Limits, Search};
+use shogi4_proofs::{Opened, ProofStore, StoreError};
+use shogi4_search::{Limits, Outcome, Search};
+use shogi4_tablebase::Value;
 
+use crate::commands::probe::describe;
 use crate::error::{parse_position, CliError};
 use crate::progress::Bar;
 
+/// When `prove` stops, besides a settled start.
+pub struct Stop {
+    /// Positions searched at most.
+    pub positions: u64,
+    /// Wall-clock time at most.
+    pub time: Option<Duration>,
+}
+
 pub fn run(
     from: &str,
-    plies: u32,
+    stop: &Stop,
     store_path: &Path,
     limits: &Limits,
     table_bytes: usize,
@@ -34,92 +56,371 @@ pub fn run(
     if let Opened::Rebuilt(aside) = opened {
         eprintln!("shogi4: {} was damaged: moved to {}, starting afresh", store_path.display(), aside.display());
     }
-    let nearest = nearest_plies(&start, plies);
+    let started = Instant::now();
     let bar = Bar::new();
-    shogi4_tablebase::Progress::phase(&bar, "prove", nearest.len() as u64);
+    shogi4_tablebase::Progress::phase(&bar, "prove", stop.positions);
+    let mut tree = ProofTree::new(&store, start)?;
     let mut search = Search::new(table_bytes);
-    let (mut searched, mut proven, mut nodes) = (0u64, 0u64, 0u64);
-    let mut done = HashSet::new();
-    // (stray, ply, sequence number): the sequence keeps the order deterministic among equals.
-    let mut queue = BinaryHeap::from([Reverse((0u32, 0u32, 0u64))]);
-    let mut pending = vec![start];
-    while let Some(Reverse((stray, _, id))) = queue.pop() {
-        let position = pending[id as usize];
-        if !done.insert(position.key()) {
-            continue;
+    let (mut searched, mut nodes) = (0u64, 0u64);
+    let mut ended = "budget spent";
+    while searched < stop.positions {
+        if stop.time.is_some_and(|t| started.elapsed() >= t) {
+            ended = "time is up";
+            break;
         }
-        // Its nearest ply decides how far on to go, whatever line reached it first.
-        let ply = nearest[&position.key()];
-        let children: Vec<Position> = if store.get(position.key())?.is_some() {
-            // Known: explore on, in move-generation order, without searching again.
-            let moves = position.legal_moves();
-            moves.iter().filter(|&&mv| !position.captures_royal(mv)).map(|&mv| position.play_unchecked(mv)).collect()
-        } else {
-            let analysis = search.analyse(&position, limits);
-            nodes += analysis.nodes;
-            searched += 1;
-            proven += u64::from(analysis.outcome.proven_win().is_some());
-            let mut facts = vec![(position.key(), analysis.outcome)];
-            if ply < plies {
-                facts.extend(analysis.moves.iter().filter_map(|m| {
-                    let child = m.result?;
-                    let after = m.outcome.after_move();
-                    after.proven_win().is_some().then(|| (child.key(), after))
-                }));
-            }
-            store.record(&facts)?;
-            analysis.moves.iter().filter_map(|m| m.result).collect()
+        if tree.settled(tree.root).is_some() {
+            ended = "the start is settled";
+            break;
+        }
+        let Some(leaf) = tree.most_proving() else {
+            ended = "nothing left to expand";
+            break;
         };
-        shogi4_tablebase::Progress::advance(&bar, 1);
-        if ply == plies {
-            continue;
+        if let Some(spent) = tree.expand(leaf, &mut search, limits)? {
+            searched += 1;
+            nodes += spent;
+            shogi4_tablebase::Progress::advance(&bar, 1);
         }
-        for (rank, child) in children.into_iter().enumerate() {
-            if !done.contains(&child.key()) {
-                queue.push(Reverse((stray + rank as u32, nearest[&child.key()], pending.len() as u64)));
-                pending.push(child);
-            }
-        }
+        tree.settle_from_children()?;
+        let root = tree.numbers[tree.root];
+        bar.note(format!(
+            "start: win {}/{}, loss {}/{}",
+            shown(root.win.0),
+            shown(root.win.1),
+            shown(root.loss.0),
+            shown(root.loss.1)
+        ));
     }
     shogi4_tablebase::Progress::finish_phase(&bar);
-    let positions = done.len() as u64;
-    debug_assert_eq!(positions, nearest.len() as u64);
-    let skipped = positions - searched;
+    let (proven, expanded) = tree.counts();
+    let records = store.len()?;
+    let unknown = Outcome::Unknown { no_result_within: 0 };
+    let start_value = describe(tree.nodes[tree.root].outcome.unwrap_or(unknown));
+    // Each reply's outcome for the player making it.
+    let replies: Vec<(String, String)> = start
+        .legal_moves()
+        .iter()
+        .map(|&mv| {
+            let outcome = if start.captures_royal(mv) {
+                Outcome::Proven(Value::Win(1))
+            } else {
+                let child = tree.index.get(&start.play_unchecked(mv).key()).and_then(|&c| tree.nodes[c].outcome);
+                child.map_or(unknown, Outcome::for_mover)
+            };
+            (mv.to_string(), describe(outcome))
+        })
+        .collect();
     if json {
+        let replies: serde_json::Map<String, serde_json::Value> =
+            replies.into_iter().map(|(mv, outcome)| (mv, outcome.into())).collect();
         println!(
             "{}",
-            json!({ "positions": positions, "skipped": skipped, "searched": searched, "proven": proven,
-                    "nodes": nodes, "records": store.len()? })
+            json!({ "start": start_value, "replies": replies, "searched": searched, "resumed": tree.resumed,
+                    "expanded": expanded, "graph": tree.nodes.len(), "proven": proven, "nodes": nodes,
+                    "records": records, "ended": ended, "seconds": started.elapsed().as_secs_f64() })
         );
     } else {
+        println!("start: {start_value}");
+        for (mv, outcome) in replies {
+            println!("  {mv:<7} {outcome}");
+        }
         println!(
-            "{positions} positions within {plies} plies: {skipped} already known, {searched} searched, {proven} proven \
-             ({nodes} nodes); the store holds {} records",
-            store.len()?
+            "{searched} positions searched ({nodes} nodes), {} expanded from the store; the graph holds {} \
+             positions, {proven} proven, {expanded} expanded; the store holds {records} records ({ended})",
+            tree.resumed,
+            tree.nodes.len()
         );
     }
     Ok(())
 }
 
-/// The distinct positions within `plies` of `start`, by key, with the fewest plies that reach
-/// each.
-fn nearest_plies(start: &Position, plies: u32) -> HashMap<u128, u32> {
-    let mut seen = HashMap::from([(start.key(), 0)]);
-    let mut frontier = vec![*start];
-    for ply in 1..=plies {
-        let mut next = Vec::new();
-        for position in &frontier {
-            for &mv in position.legal_moves().iter().filter(|&&mv| !position.captures_royal(mv)) {
-                let child = position.play_unchecked(mv);
-                if let std::collections::hash_map::Entry::Vacant(entry) = seen.entry(child.key()) {
-                    entry.insert(ply);
-                    next.push(child);
+/// A proof or disproof number as the progress line shows it.
+fn shown(number: u32) -> String {
+    if number == INFINITE {
+        "∞".to_string()
+    } else {
+        number.to_string()
+    }
+}
+
+/// Unreachable: the question is answered the other way.
+const INFINITE: u32 = u32::MAX;
+
+/// Proof and disproof numbers of the two questions asked of a node's side to move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Numbers {
+    /// To prove "it wins", and to disprove it.
+    win: (u32, u32),
+    /// To prove "it loses", and to disprove it.
+    loss: (u32, u32),
+}
+
+impl Numbers {
+    /// A settled node's numbers.
+    fn settled(outcome: Outcome) -> Numbers {
+        match outcome.proven_win() {
+            Some(true) => Numbers { win: (0, INFINITE), loss: (INFINITE, 0) },
+            Some(false) => Numbers { win: (INFINITE, 0), loss: (0, INFINITE) },
+            // A draw: neither question can be proven.
+            None => Numbers { win: (INFINITE, 0), loss: (INFINITE, 0) },
+        }
+    }
+
+    /// An unexpanded node's: a win needs one good move, a loss every move answered.
+    fn leaf(moves: u32) -> Numbers {
+        let moves = moves.max(1);
+        Numbers { win: (1, moves), loss: (moves, 1) }
+    }
+
+    /// An expanded node's, from its children's: the side to move wins if some move leads to a
+    /// loss of the opponent, and loses if every move leads to a win of the opponent.
+    fn of_children(children: impl Iterator<Item = Numbers>) -> Numbers {
+        let mut numbers = Numbers { win: (INFINITE, 0), loss: (0, INFINITE) };
+        for child in children {
+            numbers.win = (numbers.win.0.min(child.loss.0), numbers.win.1.saturating_add(child.loss.1));
+            numbers.loss = (numbers.loss.0.saturating_add(child.win.0), numbers.loss.1.min(child.win.1));
+        }
+        numbers
+    }
+}
+
+/// Which question a step pursues at a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Question {
+    Win,
+    Loss,
+}
+
+/// One explored position.
+struct Node {
+    position: Position,
+    /// What the store or a search established (for its side to move); `None` if nothing yet.
+    outcome: Option<Outcome>,
+    /// The positions its moves lead to (royal captures aside), once expanded.
+    children: Option<Vec<usize>>,
+    /// Its safe moves' number, for the numbers of an unexpanded node.
+    moves: u32,
+}
+
+/// The explored part of the game graph, with its numbers.
+struct ProofTree<'a> {
+    store: &'a ProofStore,
+    nodes: Vec<Node>,
+    index: HashMap<u128, usize>,
+    root: usize,
+    /// Numbers of the current step, by node.
+    numbers: Vec<Numbers>,
+    /// Nodes expanded without search, from the store's records.
+    resumed: u64,
+}
+
+impl<'a> ProofTree<'a> {
+    fn new(store: &'a ProofStore, start: Position) -> Result<ProofTree<'a>, StoreError> {
+        let mut tree =
+            ProofTree { store, nodes: Vec::new(), index: HashMap::new(), root: 0, numbers: Vec::new(), resumed: 0 };
+        tree.root = tree.node(start, None)?;
+        Ok(tree)
+    }
+
+    /// The node of `position`, added with what the store knows if it is new; `known` is what
+    /// the caller has just established of it.
+    fn node(&mut self, position: Position, known: Option<Outcome>) -> Result<usize, StoreError> {
+        let key = position.key();
+        let id = match self.index.get(&key) {
+            Some(&id) => id,
+            None => {
+                let stored = self.store.get(key)?;
+                let moves = position.legal_moves();
+                let royal_capture = moves.iter().any(|&mv| position.captures_royal(mv));
+                // A royal capture wins by the rules, whatever is stored.
+                let outcome = if royal_capture { Some(Outcome::Proven(Value::Win(1))) } else { stored };
+                let id = self.nodes.len();
+                self.nodes.push(Node { position, outcome, children: None, moves: moves.len() as u32 });
+                self.index.insert(key, id);
+                id
+            }
+        };
+        if let Some(known) = known {
+            let node = &mut self.nodes[id];
+            node.outcome = Some(node.outcome.map_or(known, |o| o.merge(known)));
+        }
+        Ok(id)
+    }
+
+    /// The node's outcome if it settles its value (a proven win or loss, or a table's draw).
+    fn settled(&self, id: usize) -> Option<Outcome> {
+        self.nodes[id].outcome.filter(|o| o.proven_win().is_some() || matches!(o, Outcome::Proven(Value::Draw)))
+    }
+
+    /// Proven nodes and expanded nodes of the graph.
+    fn counts(&self) -> (usize, usize) {
+        let proven = (0..self.nodes.len()).filter(|&id| self.settled(id).is_some()).count();
+        (proven, self.nodes.iter().filter(|n| n.children.is_some()).count())
+    }
+
+    /// The leaf the next step analyses: the numbers computed afresh, then the cheaper
+    /// question followed from the root. `None` when no unsettled leaf is reachable.
+    fn most_proving(&mut self) -> Option<usize> {
+        let mut set_aside = HashSet::new();
+        loop {
+            self.compute_numbers(&set_aside);
+            let root = self.numbers[self.root];
+            let question = if root.win.0 <= root.loss.0 { Question::Win } else { Question::Loss };
+            if root.win.0 == INFINITE && root.loss.0 == INFINITE {
+                return None;
+            }
+            let (mut at, mut question) = (self.root, question);
+            let mut path = HashSet::from([self.root]);
+            loop {
+                let Some(children) = &self.nodes[at].children else {
+                    return Some(at);
+                };
+                // The child whose number is least for the question it must answer: a win of
+                // ours needs the opponent's loss (least proof number), a loss of ours every
+                // opponent's win (least disproof number: the likeliest escape first).
+                let number = |c: &usize| match question {
+                    Question::Win => self.numbers[*c].loss.0,
+                    Question::Loss => self.numbers[*c].win.1,
+                };
+                let best = children
+                    .iter()
+                    .filter(|c| !path.contains(*c) && !set_aside.contains(*c) && self.settled(**c).is_none())
+                    .filter(|c| number(c) != INFINITE)
+                    .min_by_key(|c| number(c));
+                match best {
+                    Some(&child) => {
+                        path.insert(child);
+                        at = child;
+                        question = match question {
+                            Question::Win => Question::Loss,
+                            Question::Loss => Question::Win,
+                        };
+                    }
+                    None => {
+                        // Everything below is settled or loops back: try elsewhere.
+                        set_aside.insert(at);
+                        break;
+                    }
                 }
             }
+            if set_aside.contains(&self.root) {
+                return None;
+            }
         }
-        frontier = next;
     }
-    seen
+
+    /// Every reachable node's numbers, depth-first from the root; a child on the current path
+    /// counts as unexpanded, a node set aside as unprovable either way.
+    fn compute_numbers(&mut self, set_aside: &HashSet<usize>) {
+        self.numbers = vec![Numbers::leaf(1); self.nodes.len()];
+        let mut done = vec![false; self.nodes.len()];
+        let mut on_path = vec![false; self.nodes.len()];
+        // An explicit stack: (node, next child to visit).
+        let mut stack = vec![(self.root, 0usize)];
+        on_path[self.root] = true;
+        while let Some(&(id, next)) = stack.last() {
+            let children = self.nodes[id].children.as_deref().unwrap_or(&[]);
+            let unsettled = self.settled(id).is_none() && !set_aside.contains(&id);
+            if unsettled && next < children.len() {
+                let child = children[next];
+                stack.last_mut().expect("not empty").1 += 1;
+                if !done[child] && !on_path[child] {
+                    on_path[child] = true;
+                    stack.push((child, 0));
+                }
+                continue;
+            }
+            let node = &self.nodes[id];
+            self.numbers[id] = if let Some(outcome) = self.settled(id) {
+                Numbers::settled(outcome)
+            } else if set_aside.contains(&id) {
+                Numbers { win: (INFINITE, INFINITE), loss: (INFINITE, INFINITE) }
+            } else if node.children.is_some() {
+                let numbers = &self.numbers;
+                Numbers::of_children(children.iter().map(|&c| {
+                    if on_path[c] && !done[c] {
+                        Numbers::leaf(self.nodes[c].moves)
+                    } else {
+                        numbers[c]
+                    }
+                }))
+            } else {
+                Numbers::leaf(node.moves)
+            };
+            done[id] = true;
+            on_path[id] = false;
+            stack.pop();
+        }
+    }
+
+    /// Expands a leaf: by search if the store knows nothing of it (returning the nodes spent),
+    /// else from the store alone.
+    fn expand(&mut self, id: usize, search: &mut Search, limits: &Limits) -> Result<Option<u64>, StoreError> {
+        let position = self.nodes[id].position;
+        let children: Vec<Position> = position
+            .legal_moves()
+            .iter()
+            .filter(|&&mv| !position.captures_royal(mv))
+            .map(|&mv| position.play_unchecked(mv))
+            .collect();
+        if self.nodes[id].outcome.is_some() {
+            self.resumed += 1;
+            let ids = children.into_iter().map(|child| self.node(child, None)).collect::<Result<_, _>>()?;
+            self.nodes[id].children = Some(ids);
+            return Ok(None);
+        }
+        // What the store knows of the children helps the search through them.
+        let keys: Vec<u128> = children.iter().map(Position::key).collect();
+        for (key, known) in keys.iter().zip(self.store.get_many(&keys)?) {
+            if let Some(known) = known.filter(|o| o.proven_win().is_some()) {
+                search.remember(*key, known);
+            }
+        }
+        let analysis = search.analyse(&position, limits);
+        let mut facts = vec![(position.key(), analysis.outcome)];
+        let mut ids = Vec::with_capacity(children.len());
+        for m in &analysis.moves {
+            let Some(child) = m.result else { continue };
+            let after = m.outcome.after_move();
+            if after.proven_win().is_some() {
+                facts.push((child.key(), after));
+            }
+            ids.push(self.node(child, after.proven_win().is_some().then_some(after))?);
+        }
+        self.store.record(&facts)?;
+        let node = &mut self.nodes[id];
+        node.outcome = Some(analysis.outcome);
+        node.children = Some(ids);
+        Ok(Some(analysis.nodes))
+    }
+
+    /// Back-propagation: every expanded, unsettled node whose children's values now settle
+    /// it gets that value, recorded in the store, until nothing changes.
+    fn settle_from_children(&mut self) -> Result<(), StoreError> {
+        loop {
+            let mut facts = Vec::new();
+            for id in 0..self.nodes.len() {
+                let Some(children) = &self.nodes[id].children else { continue };
+                if self.settled(id).is_some() {
+                    continue;
+                }
+                let moves = children
+                    .iter()
+                    .map(|&c| self.nodes[c].outcome.unwrap_or(Outcome::Unknown { no_result_within: 0 }).for_mover());
+                let Some(derived) = Outcome::from_moves(moves).filter(|o| o.proven_win().is_some()) else {
+                    continue;
+                };
+                let node = &mut self.nodes[id];
+                let outcome = node.outcome.map_or(derived, |o| o.merge(derived));
+                node.outcome = Some(outcome);
+                facts.push((node.position.key(), outcome));
+            }
+            if facts.is_empty() {
+                return Ok(());
+            }
+            self.store.record(&facts)?;
+        }
+    }
 }
 
 /// `shogi4 proofs export`: the store's proven outcomes to one file.
