@@ -34,6 +34,10 @@ pub enum Source {
     /// A proof search (no table holds the position, as for every real-game position):
     /// wins and losses it reports are exact; the rest is `unknown` with the depth searched.
     Search,
+    /// The proof store: an earlier search (in the background, by `shogi4 prove`, or in an
+    /// imported file) had proven the position's value before this request; the moves were
+    /// searched again for this answer.
+    Store,
 }
 
 /// What a search did for an answer.
@@ -410,11 +414,12 @@ impl ProbeResponse {
         ProbeResponse::build(position, result.material, result.value.into(), Source::Table, None, moves)
     }
 
-    /// The answer of `GET /probe` for `position`, which a search analysed.
-    pub fn searched(position: &Position, analysis: &Analysis) -> ProbeResponse {
+    /// The answer of `GET /probe` for `position`, which a search analysed; `source` is
+    /// [`Source::Search`], or [`Source::Store`] when the store had proven its value before.
+    pub fn searched(position: &Position, analysis: &Analysis, source: Source) -> ProbeResponse {
         let moves = analysis.moves.iter().map(MoveInfo::searched).collect();
         let stats = SearchStats::new(analysis.nodes, analysis.elapsed);
-        ProbeResponse::build(position, position.material(), analysis.outcome.into(), Source::Search, Some(stats), moves)
+        ProbeResponse::build(position, position.material(), analysis.outcome.into(), source, Some(stats), moves)
     }
 }
 
@@ -454,9 +459,9 @@ impl MainlineResponse {
     }
 
     /// The answer of `GET /mainline` for `position` from a search: what it established and
-    /// the line that shows it (empty when it proved nothing).
-    pub fn searched(position: &Position, line: &Line) -> MainlineResponse {
-        MainlineResponse::build(position, line.outcome.into(), Source::Search, &line.steps)
+    /// the line that shows it (empty when it proved nothing); `source` as for a probe.
+    pub fn searched(position: &Position, line: &Line, source: Source) -> MainlineResponse {
+        MainlineResponse::build(position, line.outcome.into(), source, &line.steps)
     }
 }
 

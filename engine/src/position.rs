@@ -205,6 +205,26 @@ impl Position {
         u128::from(first) << KEY_HALF_SHIFTS[0] | u128::from(second) << KEY_HALF_SHIFTS[1] | u128::from(rest)
     }
 
+    /// The bits of a [`Position::key`] that hold the two hands: keys equal outside them are
+    /// the same board with the same side to move.
+    pub const KEY_HANDS: u128 = 0xFFFF << 1;
+
+    /// The hand of `color` as `key` (a [`Position::key`]) holds it.
+    #[inline]
+    pub fn hand_in_key(key: u128, color: Color) -> Hand {
+        Hand(std::array::from_fn(|i| (key >> hand_shift(color, i)) as u8 & 3))
+    }
+
+    /// The side to move as `key` (a [`Position::key`]) holds it.
+    #[inline]
+    pub fn turn_in_key(key: u128) -> Color {
+        if key & 1 == 0 {
+            Color::First
+        } else {
+            Color::Second
+        }
+    }
+
     /// The [`Position::key`] of `self.play_unchecked(mv)`, from this position's `key`: only
     /// the fields the move changes are rewritten (one or two squares, one hand count, the side
     /// to move), which costs a few shifts where building the key visits every piece.

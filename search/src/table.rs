@@ -5,7 +5,17 @@
 //! as one likes. Each entry holds four depth bounds on two monotone questions:
 //! "does the side to move win within `d` plies?" and "does it lose within `d`?" (if yes for
 //! `d`, yes for every larger `d`). Keys are exact ([`Position::key`]), so a lookup never
-//! answers for another position.
+//! answers for another position by mistake.
+//!
+//! **Hand dominance.** A lookup also reads what is known of the same board with other hands:
+//! a piece more in the mover's hand, or one less in the opponent's, never hurts the mover
+//! (it only adds moves for the one and removes moves for the other, and a player without a
+//! move loses), so a win within `d` of a weaker hand is a win within `d` here, and a loss
+//! within `d` of a stronger hand is a loss within `d` here (and so for the refutations, the
+//! other way round). The hands of one board share a bucket, so the lookup costs no extra
+//! memory access. Tested against the tables: `search/tests/against_tables.rs`.
+
+use std::cmp::Ordering;
 
 use shogi4_engine::Position;
 
@@ -33,6 +43,39 @@ pub(crate) const UNKNOWN: u8 = u8::MAX;
 impl Bounds {
     const NOTHING: Bounds =
         Bounds { no_win_within: 0, win_within: UNKNOWN, no_loss_within_plus_one: 0, loss_within: UNKNOWN, hint: 0 };
+
+    /// Both sets of facts together (the hint of `self`).
+    fn with(self, other: Bounds) -> Bounds {
+        Bounds {
+            no_win_within: self.no_win_within.max(other.no_win_within),
+            win_within: self.win_within.min(other.win_within),
+            no_loss_within_plus_one: self.no_loss_within_plus_one.max(other.no_loss_within_plus_one),
+            loss_within: self.loss_within.min(other.loss_within),
+            hint: self.hint,
+        }
+    }
+}
+
+/// How the hands of two keys of one board and side to move compare for the side to move:
+/// `Less` if `a`'s are weaker (no piece more in the mover's hand, none less in the
+/// opponent's), `Greater` if stronger, `Equal` if the same, `None` if neither.
+fn dominance(a: u128, b: u128) -> Option<Ordering> {
+    let mover = Position::turn_in_key(b);
+    let (a_mover, b_mover) = (Position::hand_in_key(a, mover), Position::hand_in_key(b, mover));
+    let (a_other, b_other) = (Position::hand_in_key(a, !mover), Position::hand_in_key(b, !mover));
+    let mut order = Ordering::Equal;
+    for kind in 0..4 {
+        // More in the mover's hand is stronger, more in the opponent's weaker.
+        for this in [a_mover.0[kind].cmp(&b_mover.0[kind]), b_other.0[kind].cmp(&a_other.0[kind])] {
+            match (order, this) {
+                (_, Ordering::Equal) => {}
+                (Ordering::Equal, _) => order = this,
+                (seen, this) if seen != this => return None,
+                _ => {}
+            }
+        }
+    }
+    Some(order)
 }
 
 #[derive(Clone, Copy)]
@@ -42,7 +85,8 @@ struct Entry {
 }
 
 const EMPTY: Entry = Entry { key: 0, bounds: Bounds::NOTHING };
-/// Entries per bucket: a new position replaces the one of the two with less established.
+/// Entries per bucket: a new position replaces the one with least established. A bucket holds
+/// the positions of one board (all hands), or of boards that share its hash.
 const WAYS: usize = 2;
 
 /// A fixed-size table: its memory is allocated once, at creation, and never grows.
@@ -71,13 +115,37 @@ impl TranspositionTable {
     }
 
     fn bucket(&self, key: u128) -> usize {
-        mix(key, 0) as usize & (self.buckets.len() - 1)
+        // By board and side to move alone, so that every hand of a board meets in one bucket.
+        mix(key & !Position::KEY_HANDS, 0) as usize & (self.buckets.len() - 1)
     }
 
-    /// What is known about `position` (keyed by `key`).
+    /// What is known about `position` (keyed by `key`): its own entry, and what the entries of
+    /// the same board with weaker or stronger hands imply.
     pub(crate) fn get(&self, key: u128) -> Bounds {
+        let mut bounds = Bounds::NOTHING;
         // The empty key 0 is no legal position (every position has two royals).
-        self.buckets[self.bucket(key)].iter().find(|e| e.key == key).map_or(Bounds::NOTHING, |e| e.bounds)
+        for entry in &self.buckets[self.bucket(key)] {
+            if entry.key == key {
+                let hint = entry.bounds.hint;
+                bounds = bounds.with(entry.bounds);
+                bounds.hint = hint;
+            } else if entry.key != 0 && (entry.key ^ key) & !Position::KEY_HANDS == 0 {
+                bounds = match dominance(entry.key, key) {
+                    Some(Ordering::Less) => bounds.with(Bounds {
+                        win_within: entry.bounds.win_within,
+                        no_loss_within_plus_one: entry.bounds.no_loss_within_plus_one,
+                        ..Bounds::NOTHING
+                    }),
+                    Some(Ordering::Greater) => bounds.with(Bounds {
+                        no_win_within: entry.bounds.no_win_within,
+                        loss_within: entry.bounds.loss_within,
+                        ..Bounds::NOTHING
+                    }),
+                    _ => bounds,
+                };
+            }
+        }
+        bounds
     }
 
     /// Asks the CPU to fetch the bucket of `key`, for a lookup soon after.
@@ -162,7 +230,16 @@ mod tests {
         let known = Bounds { no_win_within: 5, ..Bounds::NOTHING };
         table.put(key, known);
         assert_eq!(table.get(key), known);
-        assert_eq!(table.get(key ^ 2), Bounds::NOTHING);
+        // Another board: nothing known.
+        assert_eq!(table.get(key ^ 1 << 100), Bounds::NOTHING);
+        // The same board with a piece more in the opponent's hand: no stronger for the mover,
+        // so no win within 5 holds there too, but not the other way round.
+        let weaker = key + (1 << 1);
+        assert_eq!(table.get(weaker), Bounds { no_win_within: 5, hint: 0, ..Bounds::NOTHING });
+        let win = Bounds { win_within: 7, ..Bounds::NOTHING };
+        table.put(weaker, win);
+        assert_eq!(table.get(key), Bounds { win_within: 7, ..known });
+        assert_eq!(table.get(weaker).win_within, 7);
         table.clear();
         assert_eq!(table.get(key), Bounds::NOTHING);
     }

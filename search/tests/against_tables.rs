@@ -69,6 +69,64 @@ fn proven_values_equal_the_tables_and_unknowns_are_true() {
     eprintln!("{checked} positions: {proven} proven exactly, {bounded} with bounds, the rest consistent");
 }
 
+/// How good a value is for the side to move: losses (sooner worse), draws, wins (sooner
+/// better).
+fn goodness(value: Value) -> i64 {
+    match value {
+        Value::Loss(d) => i64::from(d),
+        Value::Draw => 1 << 20,
+        Value::Win(d) => (2 << 20) - i64::from(d),
+    }
+}
+
+/// Hand dominance, the rule the transposition table relies on, holds in the tables: one
+/// piece moved from the opponent's hand to the mover's never makes the mover's value worse
+/// (a win stays a win no slower, a draw is not lost, a loss is not hastened).
+#[test]
+fn a_piece_more_in_hand_never_hurts_by_the_tables() {
+    use shogi4_engine::Setup;
+    let games = ["KKCF", "KKCR", "KKFT", "KKCC", "KKCFR", "KKCRT"];
+    let tables: Vec<Table<Vec<u8>>> =
+        games.par_iter().map(|g| Table::new(solve(g.parse().unwrap(), &Silent).table.to_bytes()).unwrap()).collect();
+    let (checked, better) = tables
+        .par_iter()
+        .enumerate()
+        .map(|(g, table)| {
+            let index = MaterialIndex::new(table.header().material);
+            let mut rng = Rng(0x5EED + g as u64);
+            let (mut checked, mut better) = (0u64, 0u64);
+            for _ in 0..100_000 {
+                let position = index.position_at(rng.next() % index.slots());
+                let position = if rng.next() % 2 == 1 { position.flipped() } else { position };
+                let truth = table.value_of(&position).unwrap();
+                let mover = position.turn();
+                for kind in 0..4 {
+                    let mut setup: Setup = position.to_setup();
+                    if setup.hands[!mover].0[kind] == 0 {
+                        continue;
+                    }
+                    setup.hands[!mover].0[kind] -= 1;
+                    setup.hands[mover].0[kind] += 1;
+                    let stronger = Position::try_from(setup).unwrap();
+                    let value = table.value_of(&stronger).unwrap();
+                    assert!(
+                        goodness(value) >= goodness(truth),
+                        "{} is {truth}, but {} is {value}",
+                        position.to_sfen(),
+                        stronger.to_sfen()
+                    );
+                    checked += 1;
+                    better += u64::from(goodness(value) > goodness(truth));
+                }
+            }
+            (checked, better)
+        })
+        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    // Enough pairs, and enough that differ, for the rule to have been put to the test.
+    assert!(checked > 30_000 && better * 10 > checked, "{checked} pairs, {better} strictly better");
+    eprintln!("{checked} pairs of hands: {better} strictly better for the stronger hand, none worse");
+}
+
 /// The value of `position` truncated at depth `d` by plain minimax over every move: a proven
 /// value when its distance is at most `d`, otherwise unknown.
 fn minimax(position: &Position, d: u32) -> Option<Value> {

@@ -27,7 +27,8 @@ use crate::routes;
             **Where answers come from.** `source: table` means the position's closed game is solved: every value \
             is exact, draws included. Every position of a real game holds all ten pieces, a game no table holds, \
             so it gets `source: search`: a proof search within a budget (`search` says how many positions it \
-            examined and how long it took). A search's `win` or `loss` is as exact as a table's, distance \
+            examined and how long it took), or `source: store` when an earlier search (in the background, by \
+            `shogi4 prove`, or from an imported file) had already proven the value. A search's `win` or `loss` is as exact as a table's, distance \
             included (every shorter distance was searched to the end). Otherwise the answer is `category: \
             unknown` with `no_result_within: D`: neither side can force the royal capture within D plies; the \
             game may be longer or drawn. A search never claims a draw. Each move carries its own answer the same \

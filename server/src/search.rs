@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use shogi4_api::{MainlineResponse, ProbeResponse};
+use shogi4_api::{MainlineResponse, ProbeResponse, Source};
 use shogi4_engine::Position;
 use shogi4_proofs::ProofStore;
 use shogi4_search::{Analysis, Limits, Outcome, Search, MAX_DEPTH};
@@ -134,11 +134,11 @@ impl SearchService {
         let service = Arc::clone(self);
         let answer = self
             .run(move |search| {
-                service.recall(search, &position);
+                let before = service.recall(search, &position);
                 let analysis = search.analyse(&position, &limits);
                 service.keep(&facts_of(&position, &analysis));
                 service.queue_unfinished(&position, &analysis, client);
-                ProbeResponse::searched(&position, &analysis)
+                ProbeResponse::searched(&position, &analysis, source_after(before))
             })
             .await?;
         // Only exact answers are final; a bounded or unknown one may be improved by a later
@@ -154,10 +154,10 @@ impl SearchService {
         let limits = self.settings.limits(1);
         let service = Arc::clone(self);
         self.run(move |search| {
-            service.recall(search, &position);
+            let before = service.recall(search, &position);
             let line = search.mainline(&position, &limits);
             service.keep(&[(position.key(), line.outcome)]);
-            MainlineResponse::searched(&position, &line)
+            MainlineResponse::searched(&position, &line, source_after(before))
         })
         .await
     }
@@ -375,6 +375,16 @@ fn lower_this_threads_priority() {
         if libc::setpriority(libc::PRIO_PROCESS, thread, 19) != 0 {
             tracing::debug!("background search priority left unchanged");
         }
+    }
+}
+
+/// Where an answer comes from, given what the store knew of the position before its search:
+/// the store if that was already a proven value.
+fn source_after(stored: Option<Outcome>) -> Source {
+    if stored.and_then(Outcome::proven_win).is_some() {
+        Source::Store
+    } else {
+        Source::Search
     }
 }
 

@@ -372,11 +372,12 @@ function renderVerdict(result) {
     detail = `From the ${result.material} table (exact).`;
   } else {
     const stats = result.search ? ` (${result.search.nodes.toLocaleString('en')} nodes, ${result.search.millis} ms)` : '';
+    const proven = result.source === 'store' ? `Proven by an earlier search, kept in the proof store; moves searched now${stats}` : `Proven by search${stats}`;
     detail = result.category === 'unknown'
       ? `Proof search${stats}: neither side can force a Royal capture within ${plies(result.no_result_within)}; `
         + `beyond that, the full game ${result.material} is not solved.`
-      : bounded ? `Proven by search${stats}: the value is exact; the distance is only bounded (every shorter one was refuted, a forced Royal capture within the longer one was proven).`
-      : `Proven by search${stats}: exact, no shorter win exists.`;
+      : bounded ? `${proven}: the value is exact; the distance is only bounded (every shorter one was refuted, a forced Royal capture within the longer one was proven).`
+      : `${proven}: exact, no shorter win exists.`;
   }
   const dtw = result.dtw == null ? '' : String(result.dtw);
   setVerdict({ category: result.category, dtw, source: result.source, sfen: result.sfen }, text, detail);

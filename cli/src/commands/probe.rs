@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use shogi4_api::{MainlineResponse, ProbeResponse};
+use shogi4_api::{MainlineResponse, ProbeResponse, Source};
 use shogi4_engine::Position;
 use shogi4_search::{Analysis, Limits, Outcome, Search};
 use shogi4_tablebase::{ProbeError, Tablebase};
@@ -44,7 +44,7 @@ pub fn mainline(pos: &str, tables: &Path, budget: &SearchBudget, json: bool) -> 
         Ok(line) => MainlineResponse::new(&position, &line),
         Err(ProbeError::NoTable { .. }) => {
             let line = Search::new(budget.table_bytes).mainline(&position, &budget.limits);
-            MainlineResponse::searched(&position, &line)
+            MainlineResponse::searched(&position, &line, Source::Search)
         }
         Err(error) => return Err(error.into()),
     };
@@ -82,7 +82,10 @@ pub fn search(pos: &str, budget: &SearchBudget, json: bool) -> Result<(), CliErr
 fn search_position(position: &Position, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
     let analysis = Search::new(budget.table_bytes).analyse(position, &budget.limits);
     if json {
-        println!("{}", serde_json::to_string(&ProbeResponse::searched(position, &analysis)).expect("serializable"));
+        println!(
+            "{}",
+            serde_json::to_string(&ProbeResponse::searched(position, &analysis, Source::Search)).expect("serializable")
+        );
     } else {
         print_analysis(position, &analysis);
     }
