@@ -249,3 +249,29 @@ fn solve_resumes_after_kill_9_to_the_same_bytes() {
     assert!(message.contains(".KKCF.s4tb.checkpoint") && message.contains("delete it"), "{message}");
     assert!(!dir.path().join("KKCF.s4tb").exists());
 }
+
+/// A second `shogi4 prove` on a store that another process holds is refused with a clear
+/// message, and the live store is neither moved aside nor touched.
+#[test]
+fn a_store_held_by_another_process_is_refused_not_taken_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("proofs.redb");
+    let args = ["prove", "--positions", "1000", "--ms", "50", "--table-mb", "4", "--store", store.to_str().unwrap()];
+    let mut holder = Command::new(env!("CARGO_BIN_EXE_shogi4")).args(args).spawn().unwrap();
+    // Until the first process has created and opened it.
+    let started = std::time::Instant::now();
+    while !store.exists() && started.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let second = shogi4(&["prove", "--positions", "1", "--store", store.to_str().unwrap()]);
+    let still_running = holder.try_wait().unwrap().is_none();
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert!(still_running, "the first run ended before the second started");
+    assert!(!second.status.success());
+    let message = String::from_utf8_lossy(&second.stderr);
+    assert!(message.contains("held by another process"), "{message}");
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["proofs.redb"], "{names:?}");
+}

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use redb::{ReadableDatabase, ReadableTable};
+use redb::ReadableTable;
 
 use crate::{decode, ProofStore, StoreError, FACTS};
 
@@ -29,7 +29,7 @@ impl ProofStore {
     /// Writes every proven outcome to `path` (atomically: a complete file or none). Returns
     /// how many records it holds.
     pub fn export(&self, path: &Path) -> Result<u64, StoreError> {
-        let read = self.db.begin_read().map_err(|e| self.error(e))?;
+        let read = self.reader()?;
         let table = read.open_table(FACTS).map_err(|e| self.error(e))?;
         let mut body = Vec::new();
         let mut count = 0u64;

@@ -27,7 +27,7 @@ pub use queue::Queued;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use redb::{Database, ReadOnlyDatabase, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 use shogi4_search::Outcome;
 use shogi4_tablebase::Value;
 
@@ -47,6 +47,11 @@ pub enum StoreError {
     Io(PathBuf, std::io::Error),
     /// A file to import is not an intact export.
     Export(PathBuf, String),
+    /// Another process (or another handle of this one) has the store open: one writer per
+    /// store, so it is refused, never taken over.
+    Locked(PathBuf),
+    /// The store was opened read-only: nothing is written.
+    ReadOnly(PathBuf),
 }
 
 impl fmt::Display for StoreError {
@@ -55,6 +60,13 @@ impl fmt::Display for StoreError {
             StoreError::Database(path, e) => write!(f, "proof store {}: {e}", path.display()),
             StoreError::Io(path, e) => write!(f, "proof store {}: {e}", path.display()),
             StoreError::Export(path, why) => write!(f, "proof export {}: {why}", path.display()),
+            StoreError::Locked(path) => write!(
+                f,
+                "proof store {} is held by another process (one writer per store: give each replica \
+                 its own store, or copy or import another's)",
+                path.display()
+            ),
+            StoreError::ReadOnly(path) => write!(f, "proof store {} is open read-only", path.display()),
         }
     }
 }
@@ -63,7 +75,7 @@ impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             StoreError::Io(_, e) => Some(e),
-            StoreError::Database(..) | StoreError::Export(..) => None,
+            StoreError::Database(..) | StoreError::Export(..) | StoreError::Locked(_) | StoreError::ReadOnly(_) => None,
         }
     }
 }
@@ -73,39 +85,149 @@ impl std::error::Error for StoreError {
 pub enum Opened {
     /// An existing store, or a new empty one.
     Fine,
-    /// The file was damaged: it was moved to this path and a new store begun.
-    Rebuilt(PathBuf),
+    /// The file was damaged: it was moved to `aside` and a new store begun with the records
+    /// that could still be read from it and passed their checksums.
+    Rebuilt {
+        /// Where the damaged file went.
+        aside: PathBuf,
+        /// Records carried over into the new store.
+        salvaged: u64,
+    },
+    /// The file may not be written (permissions, a read-only file system): it is served
+    /// read-only.
+    ReadOnly,
+}
+
+/// Damaged stores kept beside the live one at most; older ones are deleted.
+const DAMAGED_COPIES_KEPT: usize = 3;
+
+/// The database, writable or not.
+enum Db {
+    Writable(Database),
+    ReadOnly(ReadOnlyDatabase),
 }
 
 /// A store of established outcomes, by position key.
 pub struct ProofStore {
-    db: Database,
+    db: Db,
     path: PathBuf,
 }
 
-impl ProofStore {
-    /// Opens the store at `path`, creating it if missing. A file that is not a readable
-    /// store is moved aside (`PATH.damaged-N`) and a new store begun: it is never trusted.
-    pub fn open(path: &Path) -> Result<(ProofStore, Opened), StoreError> {
-        let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
-        let opened = guarded(path, || Database::create(path).map_err(|e| error(&e)).and_then(|db| check(db, path)));
-        let (db, opened) = match opened {
-            Ok(db) => (db, Opened::Fine),
-            Err(_) => {
-                let aside = (0..)
-                    .map(|n| path.with_extension(format!("damaged-{n}")))
-                    .find(|p| !p.exists())
-                    .expect("some free name");
-                std::fs::rename(path, &aside).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
-                let db = Database::create(path).map_err(|e| error(&e))?;
-                (db, Opened::Rebuilt(aside))
+/// Why a database would not open, as far as what to do about it goes.
+enum Refusal {
+    /// Damage: the file is moved aside.
+    Damaged,
+    /// Writing is not allowed: open read-only.
+    NoWrite,
+    /// Anything else (held by another process, a transient I/O error): refused, untouched.
+    Refused(StoreError),
+}
+
+impl Refusal {
+    fn of(path: &Path, error: redb::DatabaseError) -> Refusal {
+        use redb::{DatabaseError, StorageError};
+        use std::io::ErrorKind;
+        match error {
+            DatabaseError::DatabaseAlreadyOpen | DatabaseError::LockProtocolMismatch => {
+                Refusal::Refused(StoreError::Locked(path.to_path_buf()))
             }
+            DatabaseError::Storage(StorageError::Corrupted(_)) | DatabaseError::RepairAborted => Refusal::Damaged,
+            DatabaseError::Storage(StorageError::Io(e)) => match e.kind() {
+                ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => Refusal::NoWrite,
+                ErrorKind::UnexpectedEof | ErrorKind::InvalidData => Refusal::Damaged,
+                _ => Refusal::Refused(StoreError::Io(path.to_path_buf(), e)),
+            },
+            other => Refusal::Refused(StoreError::Database(path.to_path_buf(), other.to_string())),
+        }
+    }
+}
+
+impl ProofStore {
+    /// Opens the store at `path`, creating it if missing. Only damage moves a file aside
+    /// (`PATH.damaged-N`, the last few kept), and then the records that can still be read
+    /// and pass their checksums are carried into the new store: damage is never trusted, and
+    /// nothing readable is lost. A store held by another process is refused
+    /// ([`StoreError::Locked`]), never taken over; one that may not be written is opened
+    /// read-only; other I/O errors are refused and leave the file as it is.
+    pub fn open(path: &Path) -> Result<(ProofStore, Opened), StoreError> {
+        let attempt = std::panic::catch_unwind(|| Database::create(path))
+            .unwrap_or_else(|_| Err(redb::DatabaseError::Storage(redb::StorageError::Corrupted("panic".into()))));
+        let refusal = match attempt {
+            Ok(db) => match guarded(path, || check(&db, path)) {
+                Ok(()) => return ProofStore::writable(db, path, Opened::Fine),
+                Err(_) => Refusal::Damaged,
+            },
+            Err(error) => Refusal::of(path, error),
         };
-        let store = ProofStore { db, path: path.to_path_buf() };
+        match refusal {
+            Refusal::Refused(error) => Err(error),
+            Refusal::NoWrite => Ok((ProofStore::open_read_only(path)?, Opened::ReadOnly)),
+            Refusal::Damaged => {
+                let aside = move_aside(path)?;
+                let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
+                let db = Database::create(path).map_err(|e| error(&e))?;
+                let (store, _) = ProofStore::writable(db, path, Opened::Fine)?;
+                let salvaged = store.salvage(&aside);
+                Ok((store, Opened::Rebuilt { aside, salvaged }))
+            }
+        }
+    }
+
+    /// Opens the store at `path` for reading only (a copy of another replica's store, say):
+    /// lookups are served, writes are refused with [`StoreError::ReadOnly`].
+    pub fn open_read_only(path: &Path) -> Result<ProofStore, StoreError> {
+        let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
+        let db = guarded(path, || ReadOnlyDatabase::open(path).map_err(|e| error(&e)))?;
+        guarded(path, || check(&db, path))?;
+        Ok(ProofStore { db: Db::ReadOnly(db), path: path.to_path_buf() })
+    }
+
+    fn writable(db: Database, path: &Path, opened: Opened) -> Result<(ProofStore, Opened), StoreError> {
+        let store = ProofStore { db: Db::Writable(db), path: path.to_path_buf() };
         // Make sure the tables exist, so that readers never see "no such table".
         store.record(&[])?;
         store.create_queue()?;
         Ok((store, opened))
+    }
+
+    /// Whether writes are refused.
+    pub fn is_read_only(&self) -> bool {
+        matches!(self.db, Db::ReadOnly(_))
+    }
+
+    /// Carries the readable, intact records of the damaged store at `aside` into this one;
+    /// returns how many. Whatever fails to read is skipped: this is a rescue, not a check.
+    fn salvage(&self, aside: &Path) -> u64 {
+        // Filled as it reads, so that what came before a failure (or a panic of the
+        // database on the damage) is kept.
+        let mut facts = Vec::new();
+        let mut read = || -> Result<(), redb::Error> {
+            let db = ReadOnlyDatabase::open(aside)?;
+            let read = db.begin_read()?;
+            let table = read.open_table(FACTS)?;
+            for entry in table.iter()? {
+                let (key, record) = entry?;
+                facts.extend(decode(key.value(), record.value()).map(|outcome| (key.value(), outcome)));
+            }
+            Ok(())
+        };
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut read));
+        facts.chunks(10_000).map(|chunk| self.record(chunk).map_or(0, |_| chunk.len() as u64)).sum()
+    }
+
+    fn reader(&self) -> Result<redb::ReadTransaction, StoreError> {
+        match &self.db {
+            Db::Writable(db) => db.begin_read(),
+            Db::ReadOnly(db) => db.begin_read(),
+        }
+        .map_err(|e| self.error(e))
+    }
+
+    fn writer(&self) -> Result<redb::WriteTransaction, StoreError> {
+        match &self.db {
+            Db::Writable(db) => db.begin_write().map_err(|e| self.error(e)),
+            Db::ReadOnly(_) => Err(StoreError::ReadOnly(self.path.clone())),
+        }
     }
 
     fn error(&self, e: impl fmt::Display) -> StoreError {
@@ -124,7 +246,7 @@ impl ProofStore {
     }
 
     fn read_many(&self, keys: &[u128]) -> Result<Vec<Option<Outcome>>, StoreError> {
-        let read = self.db.begin_read().map_err(|e| self.error(e))?;
+        let read = self.reader()?;
         let table = read.open_table(FACTS).map_err(|e| self.error(e))?;
         keys.iter()
             .map(|&key| Ok(table.get(key).map_err(|e| self.error(e))?.and_then(|record| decode(key, record.value()))))
@@ -138,7 +260,7 @@ impl ProofStore {
     }
 
     fn write(&self, facts: &[(u128, Outcome)]) -> Result<usize, StoreError> {
-        let write = self.db.begin_write().map_err(|e| self.error(e))?;
+        let write = self.writer()?;
         let mut changed = 0;
         {
             let mut table = write.open_table(FACTS).map_err(|e| self.error(e))?;
@@ -161,7 +283,7 @@ impl ProofStore {
 
     /// Records held (damaged ones included).
     pub fn len(&self) -> Result<u64, StoreError> {
-        let read = self.db.begin_read().map_err(|e| self.error(e))?;
+        let read = self.reader()?;
         read.open_table(FACTS).map_err(|e| self.error(e))?.len().map_err(|e| self.error(e))
     }
 
@@ -172,7 +294,7 @@ impl ProofStore {
 
     /// Every record that passes its checksum, and how many failed it.
     pub fn verify(&self) -> Result<(u64, u64), StoreError> {
-        let read = self.db.begin_read().map_err(|e| self.error(e))?;
+        let read = self.reader()?;
         let table = read.open_table(FACTS).map_err(|e| self.error(e))?;
         let (mut good, mut bad) = (0, 0);
         for entry in table.iter().map_err(|e| self.error(e))? {
@@ -196,21 +318,40 @@ fn guarded<T>(path: &Path, operation: impl FnOnce() -> Result<T, StoreError>) ->
 }
 
 /// Opens the table once and walks it, so that a damaged file fails here, not mid-service.
-fn check(db: Database, path: &Path) -> Result<Database, StoreError> {
+fn check(db: &impl ReadableDatabase, path: &Path) -> Result<(), StoreError> {
     let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
-    {
-        let read = db.begin_read().map_err(|e| error(&e))?;
-        match read.open_table(FACTS) {
-            Ok(table) => {
-                for entry in table.iter().map_err(|e| error(&e))? {
-                    entry.map_err(|e| error(&e))?;
-                }
+    let read = db.begin_read().map_err(|e| error(&e))?;
+    match read.open_table(FACTS) {
+        Ok(table) => {
+            for entry in table.iter().map_err(|e| error(&e))? {
+                entry.map_err(|e| error(&e))?;
             }
-            Err(redb::TableError::TableDoesNotExist(_)) => {}
-            Err(e) => return Err(error(&e)),
+            Ok(())
         }
+        Err(redb::TableError::TableDoesNotExist(_)) => Ok(()),
+        Err(e) => Err(error(&e)),
     }
-    Ok(db)
+}
+
+/// Moves a damaged store to the first free `PATH.damaged-N`, deleting the oldest copies
+/// beyond the last few, so that repeated damage cannot fill the disk.
+fn move_aside(path: &Path) -> Result<PathBuf, StoreError> {
+    let copy = |n: u64| path.with_extension(format!("damaged-{n}"));
+    // The numbers of the copies there are, oldest (lowest) first.
+    let prefix = copy(0).file_name().map(|n| n.to_string_lossy().trim_end_matches('0').to_string()).unwrap_or_default();
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut kept: Vec<u64> = std::fs::read_dir(dir)
+        .map_err(|e| StoreError::Io(dir.to_path_buf(), e))?
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.strip_prefix(&prefix)?.parse().ok())
+        .collect();
+    kept.sort_unstable();
+    let aside = copy(kept.last().map_or(0, |n| n + 1));
+    while kept.len() >= DAMAGED_COPIES_KEPT {
+        let oldest = kept.remove(0);
+        std::fs::remove_file(copy(oldest)).map_err(|e| StoreError::Io(copy(oldest), e))?;
+    }
+    std::fs::rename(path, &aside).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
+    Ok(aside)
 }
 
 fn checksum(key: u128, payload: u64) -> u64 {

@@ -9,7 +9,7 @@
 //! searches. The number of entries is capped by the caller's `capacity`: past it, nothing is
 //! added (the queue is full, never grown).
 
-use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use redb::{ReadableTable, ReadableTableMetadata, TableDefinition};
 
 use crate::{guarded, ProofStore, StoreError};
 
@@ -47,7 +47,7 @@ impl ProofStore {
         capacity: u64,
     ) -> Result<usize, StoreError> {
         guarded(&self.path, || {
-            let write = self.db.begin_write().map_err(|e| self.error(e))?;
+            let write = self.writer()?;
             let mut added = 0;
             {
                 let mut queue = write.open_table(QUEUE).map_err(|e| self.error(e))?;
@@ -78,7 +78,7 @@ impl ProofStore {
     /// Takes the first entry (lowest level, then first queued) off the queue.
     pub fn take_queued(&self) -> Result<Option<Queued>, StoreError> {
         guarded(&self.path, || {
-            let write = self.db.begin_write().map_err(|e| self.error(e))?;
+            let write = self.writer()?;
             let taken = {
                 let mut queue = write.open_table(QUEUE).map_err(|e| self.error(e))?;
                 let mut queued = write.open_table(QUEUED).map_err(|e| self.error(e))?;
@@ -100,13 +100,13 @@ impl ProofStore {
 
     /// Entries waiting.
     pub fn queue_len(&self) -> Result<u64, StoreError> {
-        let read = self.db.begin_read().map_err(|e| self.error(e))?;
+        let read = self.reader()?;
         read.open_table(QUEUED).map_err(|e| self.error(e))?.len().map_err(|e| self.error(e))
     }
 
     /// Creates the queue's tables if missing, so that readers never see "no such table".
     pub(crate) fn create_queue(&self) -> Result<(), StoreError> {
-        let write = self.db.begin_write().map_err(|e| self.error(e))?;
+        let write = self.writer()?;
         write.open_table(QUEUE).map_err(|e| self.error(e))?;
         write.open_table(QUEUED).map_err(|e| self.error(e))?;
         write.open_table(COUNTERS).map_err(|e| self.error(e))?;

@@ -50,7 +50,7 @@ fn a_file_that_is_not_a_store_is_moved_aside_not_trusted() {
     let path = dir.path().join("proofs.redb");
     std::fs::write(&path, vec![0xA5u8; 70_000]).unwrap();
     let (store, opened) = ProofStore::open(&path).unwrap();
-    let Opened::Rebuilt(aside) = opened else { panic!("garbage accepted as a store") };
+    let Opened::Rebuilt { aside, salvaged: 0 } = opened else { panic!("garbage accepted as a store: {opened:?}") };
     assert!(aside.exists());
     assert!(store.is_empty().unwrap());
 }
@@ -151,4 +151,77 @@ fn an_export_carries_the_proofs_to_another_store_and_damage_is_refused() {
     }
     std::fs::write(&damaged, &bytes[..bytes.len() - 24]).unwrap();
     assert!(second.import(&damaged).is_err(), "a truncated file was accepted");
+}
+
+#[test]
+fn a_second_opener_is_refused_and_the_live_store_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proofs.redb");
+    let (live, _) = ProofStore::open(&path).unwrap();
+    live.record(&facts()).unwrap();
+    let Err(error) = ProofStore::open(&path) else { panic!("a second writer was let in") };
+    assert!(matches!(error, shogi4_proofs::StoreError::Locked(_)), "{error}");
+    assert!(error.to_string().contains("held by another process"), "{error}");
+    // Nothing moved aside, and the live store still reads and writes.
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, ["proofs.redb"], "{names:?}");
+    for (key, outcome) in facts() {
+        assert_eq!(live.get(key).unwrap(), Some(outcome));
+    }
+    live.record(&[(1, Outcome::Proven(Value::Win(3)))]).unwrap();
+}
+
+#[test]
+fn a_read_only_store_is_served_and_never_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proofs.redb");
+    ProofStore::open(&path).unwrap().0.record(&facts()).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let store = ProofStore::open_read_only(&path).unwrap();
+    assert!(store.is_read_only());
+    for (key, outcome) in facts() {
+        assert_eq!(store.get(key).unwrap(), Some(outcome));
+    }
+    let refused = store.record(&[(1, Outcome::Proven(Value::Win(3)))]);
+    assert!(matches!(refused, Err(shogi4_proofs::StoreError::ReadOnly(_))), "{refused:?}");
+    drop(store);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "a read-only store was written");
+}
+
+#[test]
+fn damage_keeps_what_is_readable_and_a_bounded_number_of_copies() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proofs.redb");
+    let many: Vec<(u128, Outcome)> =
+        (1..=20_000u128).map(|k| (k * 7919, Outcome::Unknown { no_result_within: (k % 40) as u32 })).collect();
+    ProofStore::open(&path).unwrap().0.record(&many).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let mut salvaged_any = false;
+    for round in 0..5 {
+        // Scribble over one page, somewhere else each round.
+        let mut damaged = bytes.clone();
+        let at = damaged.len() * (round + 1) / 6 / 4096 * 4096;
+        for b in &mut damaged[at..at + 4096] {
+            *b ^= 0x5A;
+        }
+        std::fs::write(&path, &damaged).unwrap();
+        let (store, opened) = ProofStore::open(&path).unwrap();
+        if let Opened::Rebuilt { salvaged, .. } = opened {
+            salvaged_any |= salvaged > 0;
+            // Whatever was carried over is what was recorded, never anything else.
+            let recorded: std::collections::HashMap<u128, Outcome> = many.iter().copied().collect();
+            for (key, outcome) in &many {
+                if let Some(found) = store.get(*key).unwrap() {
+                    assert_eq!(Some(&found), recorded.get(key).filter(|o| *o == outcome));
+                }
+            }
+            assert!(store.len().unwrap() as usize <= many.len(), "round {round}");
+        }
+        drop(store);
+    }
+    let copies = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("damaged"));
+    assert!(copies.count() <= 3, "damaged copies pile up");
+    assert!(salvaged_any, "nothing was ever carried over from a damaged store");
 }

@@ -62,14 +62,19 @@ fn run(config: Config) -> Result<(), String> {
         None => state,
         Some(path) => match ProofStore::open(&path) {
             Ok((store, opened)) => {
-                if let Opened::Rebuilt(aside) = opened {
-                    tracing::warn!(store = %path.display(), damaged = %aside.display(), "proof store was damaged: moved aside, started afresh");
+                match opened {
+                    Opened::Rebuilt { aside, salvaged } => tracing::warn!(store = %path.display(),
+                        damaged = %aside.display(), salvaged, "proof store was damaged: moved aside, its readable records carried over"),
+                    Opened::ReadOnly => {
+                        tracing::warn!(store = %path.display(), "proof store not writable: served read-only")
+                    }
+                    Opened::Fine => {}
                 }
                 tracing::info!(store = %path.display(), records = store.len().unwrap_or(0), "proof store open");
                 // Proofs published beside the tables (`shogi4 proofs export`) are merged in,
                 // so that a fresh start begins with them; merging again changes nothing.
                 let published = config.tables.join(OPENING_PROOFS);
-                if published.exists() {
+                if published.exists() && !store.is_read_only() {
                     match store.import(&published) {
                         Ok(imported) => tracing::info!(file = %published.display(), records = imported.records,
                             changed = imported.changed, "published proofs merged into the store"),

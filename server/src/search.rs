@@ -188,9 +188,14 @@ impl SearchService {
         }
     }
 
+    /// The store, if there is one that takes writes (a read-only one is only read).
+    fn writable_store(&self) -> Option<&ProofStore> {
+        self.store.as_ref().filter(|store| !store.is_read_only())
+    }
+
     /// Keeps what a search established.
     fn keep(&self, facts: &[(u128, Outcome)]) {
-        let Some(store) = &self.store else { return };
+        let Some(store) = self.writable_store() else { return };
         if let Err(error) = store.record(facts) {
             tracing::warn!(%error, "proof store unwritable; this result is kept in memory only");
         }
@@ -199,7 +204,7 @@ impl SearchService {
     /// Queues the position and its moves' positions whose outcomes are not exact, within the
     /// client's share of the queue.
     fn queue_unfinished(&self, position: &Position, analysis: &Analysis, client: IpAddr) {
-        let Some(store) = &self.store else { return };
+        let Some(store) = self.writable_store() else { return };
         if self.settings.background.workers == 0 {
             return;
         }
@@ -252,7 +257,7 @@ impl SearchService {
     /// budget of its last one; what it establishes goes into the store. Call on a thread of
     /// its own.
     pub fn work_off_the_queue(&self) {
-        let Some(store) = &self.store else { return };
+        let Some(store) = self.writable_store() else { return };
         lower_this_threads_priority();
         let background = &self.settings.background;
         let mut search = Search::new(self.settings.table_bytes);

@@ -53,8 +53,14 @@ pub fn run(
 ) -> Result<(), CliError> {
     let start = parse_position(from)?;
     let (store, opened) = ProofStore::open(store_path)?;
-    if let Opened::Rebuilt(aside) = opened {
-        eprintln!("shogi4: {} was damaged: moved to {}, starting afresh", store_path.display(), aside.display());
+    match opened {
+        Opened::Rebuilt { aside, salvaged } => eprintln!(
+            "shogi4: {} was damaged: moved to {}, {salvaged} readable records carried over",
+            store_path.display(),
+            aside.display()
+        ),
+        Opened::ReadOnly => return Err(StoreError::ReadOnly(store_path.to_path_buf()).into()),
+        Opened::Fine => {}
     }
     let started = Instant::now();
     let bar = Bar::new();
