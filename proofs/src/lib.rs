@@ -28,6 +28,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use redb::{Database, ReadOnlyDatabase, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+use shogi4_engine::Position;
 use shogi4_search::Outcome;
 use shogi4_tablebase::Value;
 
@@ -238,6 +239,21 @@ impl ProofStore {
     /// nothing known.
     pub fn get(&self, key: u128) -> Result<Option<Outcome>, StoreError> {
         Ok(self.get_many(&[key])?[0])
+    }
+
+    /// What is known of each position, read under its four symmetric forms (the colour flip
+    /// and the left-right mirror keep the value for the side to move) and merged, in one read
+    /// transaction: a proof of one form answers for them all.
+    pub fn recall(&self, positions: &[Position]) -> Result<Vec<Option<Outcome>>, StoreError> {
+        let keys: Vec<u128> = positions
+            .iter()
+            .flat_map(|p| {
+                let flipped = p.flipped();
+                [p.key(), p.mirrored().key(), flipped.key(), flipped.mirrored().key()]
+            })
+            .collect();
+        let known = self.get_many(&keys)?;
+        Ok(known.chunks(4).map(|forms| forms.iter().flatten().copied().reduce(Outcome::merge)).collect())
     }
 
     /// What is known of each key, in one read transaction.

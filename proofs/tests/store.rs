@@ -225,3 +225,20 @@ fn damage_keeps_what_is_readable_and_a_bounded_number_of_copies() {
     assert!(copies.count() <= 3, "damaged copies pile up");
     assert!(salvaged_any, "nothing was ever carried over from a damaged store");
 }
+
+#[test]
+fn a_proof_answers_for_the_symmetric_forms_of_its_position() {
+    use shogi4_engine::Position;
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = ProofStore::open(&dir.path().join("proofs.redb")).unwrap();
+    let position = Position::parse("+C1fk/t3/1K2/TF1+c b 2R 1").unwrap();
+    let forms = [position, position.mirrored(), position.flipped(), position.flipped().mirrored()];
+    // Four distinct keys: the test would pass vacuously otherwise.
+    assert_eq!(forms.iter().map(Position::key).collect::<std::collections::HashSet<_>>().len(), 4);
+    assert_eq!(store.recall(&forms).unwrap(), vec![None; 4]);
+    store.record(&[(position.mirrored().key(), Outcome::Proven(Value::Win(15)))]).unwrap();
+    store.record(&[(position.flipped().key(), Outcome::Unknown { no_result_within: 9 })]).unwrap();
+    assert_eq!(store.recall(&forms).unwrap(), vec![Some(Outcome::Proven(Value::Win(15))); 4]);
+    // Another position is not answered.
+    assert_eq!(store.recall(&[Position::start()]).unwrap(), vec![None]);
+}

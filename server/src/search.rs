@@ -167,16 +167,15 @@ impl SearchService {
     fn recall(&self, search: &mut Search, position: &Position) -> Option<Outcome> {
         let store = self.store.as_ref()?;
         let moves = position.legal_moves();
-        let mut keys = vec![position.key()];
-        keys.extend(
-            moves.iter().filter(|&&mv| !position.captures_royal(mv)).map(|&mv| position.play_unchecked(mv).key()),
-        );
-        match store.get_many(&keys) {
+        let mut positions = vec![*position];
+        positions
+            .extend(moves.iter().filter(|&&mv| !position.captures_royal(mv)).map(|&mv| position.play_unchecked(mv)));
+        match store.recall(&positions) {
             Ok(known) => {
                 let own = known[0];
-                for (key, outcome) in keys.into_iter().zip(known) {
+                for (position, outcome) in positions.iter().zip(known) {
                     if let Some(outcome) = outcome {
-                        search.remember(key, outcome);
+                        search.remember(position.key(), outcome);
                     }
                 }
                 own

@@ -235,7 +235,7 @@ impl<'a> ProofTree<'a> {
         let id = match self.index.get(&key) {
             Some(&id) => id,
             None => {
-                let stored = self.store.get(key)?;
+                let stored = self.store.recall(&[position])?[0];
                 let moves = position.legal_moves();
                 let royal_capture = moves.iter().any(|&mv| position.captures_royal(mv));
                 // A royal capture wins by the rules, whatever is stored.
@@ -376,10 +376,9 @@ impl<'a> ProofTree<'a> {
             return Ok(None);
         }
         // What the store knows of the children helps the search through them.
-        let keys: Vec<u128> = children.iter().map(Position::key).collect();
-        for (key, known) in keys.iter().zip(self.store.get_many(&keys)?) {
+        for (child, known) in children.iter().zip(self.store.recall(&children)?) {
             if let Some(known) = known.filter(|o| o.proven_win().is_some()) {
-                search.remember(*key, known);
+                search.remember(child.key(), known);
             }
         }
         let analysis = search.analyse(&position, limits);
