@@ -81,7 +81,8 @@ pub struct Config {
     /// Tokens a client can hold: its largest burst.
     #[arg(long, env = "SHOGI4_RATE_BURST", default_value_t = 250)]
     pub rate_burst: u32,
-    /// Clients tracked at most (each takes a few dozen bytes).
+    /// Clients tracked at most (about 150 bytes each); past it the least recently used
+    /// is forgotten.
     #[arg(long, env = "SHOGI4_RATE_CLIENTS", default_value_t = 100_000)]
     pub rate_clients: usize,
     /// Proxies whose X-Forwarded-For / X-Real-IP are believed: comma-separated addresses or

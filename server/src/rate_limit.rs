@@ -5,21 +5,22 @@
 //! `X-Forwarded-For` and `X-Real-IP` are believed only when the connection comes from a
 //! trusted proxy, and then the client is the right-most address that is not itself trusted:
 //! everything left of it could have been written by the client. The buckets' memory is
-//! bounded: idle buckets are dropped, and past the cap all are forgotten at once (which only
-//! ever errs in the clients' favour).
+//! bounded: past `--rate-clients` buckets, the least recently used one is forgotten. A client
+//! that keeps asking stays among the recent ones, so however many other addresses an attacker
+//! brings, an exhausted client stays limited (forgetting every bucket at once, as an earlier
+//! version did, let one refill its burst at will).
 
+use std::hash::{BuildHasher, RandomState};
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
-use std::num::NonZeroU32;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::RwLock;
+use std::num::{NonZeroU32, NonZeroUsize};
+use std::sync::Mutex;
 use std::time::Duration;
 
 use axum::http::HeaderMap;
 use governor::clock::{Clock, DefaultClock};
-use governor::middleware::StateInformationMiddleware;
-use governor::state::keyed::DashMapStateStore;
-use governor::{Quota, RateLimiter};
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 use ipnet::IpNet;
+use lru::LruCache;
 
 use crate::error::ApiError;
 
@@ -56,28 +57,29 @@ impl Default for RateSettings {
     }
 }
 
-type Limiter = RateLimiter<IpAddr, DashMapStateStore<IpAddr>, DefaultClock, StateInformationMiddleware>;
-
 /// The buckets of every client.
 pub struct RateLimit {
     settings: RateSettings,
     quota: Option<Quota>,
-    limiter: RwLock<Limiter>,
-    charges: AtomicU64,
+    /// One bucket per client, in shards (by a hash of the client) so that requests of
+    /// different clients rarely wait for one lock; each shard forgets its least recently used
+    /// bucket past its share of the cap.
+    shards: Vec<Mutex<LruCache<IpAddr, DefaultDirectRateLimiter>>>,
+    hasher: RandomState,
+    clock: DefaultClock,
 }
 
-/// How often (in charges) idle buckets are swept.
-const SWEEP_INTERVAL: u64 = 4096;
-/// How often (in charges) the number of buckets is checked against the cap.
-const CAP_CHECK_INTERVAL: u64 = 32;
+/// Shards of the buckets.
+const SHARDS: usize = 16;
 
 impl RateLimit {
     /// Buckets for these settings.
     pub fn new(settings: RateSettings) -> RateLimit {
         let quota = NonZeroU32::new(settings.per_second)
             .map(|rate| Quota::per_second(rate).allow_burst(NonZeroU32::new(settings.burst).unwrap_or(rate)));
-        let limiter = RwLock::new(fresh(quota));
-        RateLimit { settings, quota, limiter, charges: AtomicU64::new(0) }
+        let per_shard = NonZeroUsize::new(settings.max_clients.div_ceil(SHARDS)).unwrap_or(NonZeroUsize::MIN);
+        let shards = (0..SHARDS).map(|_| Mutex::new(LruCache::new(per_shard))).collect();
+        RateLimit { settings, quota, shards, hasher: RandomState::new(), clock: DefaultClock::default() }
     }
 
     /// The client a request comes from: the peer, or, behind a trusted proxy, the right-most
@@ -114,12 +116,14 @@ impl RateLimit {
     pub fn charge(&self, client: IpAddr, cost: u32) -> Result<(), ApiError> {
         let Some(quota) = self.quota else { return Ok(()) };
         let Some(tokens) = NonZeroU32::new(cost) else { return Ok(()) };
-        self.sweep();
-        let limiter = self.limiter.read().expect("not poisoned");
-        match limiter.check_key_n(&client, tokens) {
-            Ok(Ok(_)) => Ok(()),
+        let shard = &self.shards[self.hasher.hash_one(client) as usize % SHARDS];
+        let mut buckets = shard.lock().expect("not poisoned");
+        // A new client's bucket is full; adding it past the cap forgets the least recent.
+        let bucket = buckets.get_or_insert(client, || RateLimiter::direct_with_clock(quota, self.clock.clone()));
+        match bucket.check_n(tokens) {
+            Ok(Ok(())) => Ok(()),
             Ok(Err(not_until)) => {
-                let wait = not_until.wait_time_from(limiter.clock().now());
+                let wait = not_until.wait_time_from(self.clock.now());
                 // The whole cost must be available, not just the next token.
                 let per_token = quota.replenish_interval();
                 let wait = wait + per_token * (cost - 1);
@@ -134,33 +138,11 @@ impl RateLimit {
         }
     }
 
-    /// Drops idle buckets now and then; past the cap, forgets every bucket.
-    fn sweep(&self) {
-        let n = self.charges.fetch_add(1, Ordering::Relaxed);
-        let over = || self.limiter.read().expect("not poisoned").len() > self.settings.max_clients;
-        // Counting the buckets takes a pass over the map's shards: not on every request (the
-        // cap is then exceeded by at most a few dozen buckets between checks).
-        if n.is_multiple_of(SWEEP_INTERVAL) || (n.is_multiple_of(CAP_CHECK_INTERVAL) && over()) {
-            let limiter = self.limiter.read().expect("not poisoned");
-            limiter.retain_recent();
-            limiter.shrink_to_fit();
-            drop(limiter);
-            if over() {
-                *self.limiter.write().expect("not poisoned") = fresh(self.quota);
-            }
-        }
-    }
-
     /// Clients tracked now.
-    pub fn clients(&self) -> usize {
-        self.limiter.read().expect("not poisoned").len()
+    #[cfg(test)]
+    fn clients(&self) -> usize {
+        self.shards.iter().map(|s| s.lock().expect("not poisoned").len()).sum()
     }
-}
-
-fn fresh(quota: Option<Quota>) -> Limiter {
-    // With limiting off the limiter is never asked; any quota will do.
-    let quota = quota.unwrap_or_else(|| Quota::per_second(NonZeroU32::MIN));
-    RateLimiter::dashmap(quota).with_middleware::<StateInformationMiddleware>()
 }
 
 /// IPv4-mapped IPv6 addresses are their IPv4 address.
@@ -245,9 +227,23 @@ mod tests {
         assert!(matches!(limit.charge(b, 21), Err(ApiError::RateLimited { .. })), "dearer than the burst");
         for i in 0..200u32 {
             let _ = limit.charge(IpAddr::from(i.to_be_bytes()), 1);
-            assert!(limit.clients() <= 50 + CAP_CHECK_INTERVAL as usize);
+            assert!(limit.clients() <= 50 + SHARDS);
         }
         let off = RateLimit::new(RateSettings { per_second: 0, ..RateSettings::default() });
         assert!((0..1000).all(|_| off.charge(a, cost::SEARCH).is_ok()));
+    }
+
+    #[test]
+    fn an_exhausted_client_stays_limited_however_many_addresses_come_after() {
+        let limit =
+            RateLimit::new(RateSettings { per_second: 1, burst: 20, max_clients: 64, ..RateSettings::default() });
+        let a: IpAddr = "198.51.100.1".parse().unwrap();
+        while limit.charge(a, cost::SEARCH).is_ok() {}
+        // Ten times the cap of other clients, each once, while the exhausted one keeps asking.
+        for i in 0..640u32 {
+            assert!(limit.charge(IpAddr::from((0x0A00_0000 + i).to_be_bytes()), 1).is_ok());
+            assert!(limit.charge(a, cost::SEARCH).is_err(), "refilled after {i} other clients");
+        }
+        assert!(limit.clients() <= 64 + SHARDS);
     }
 }
