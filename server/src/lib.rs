@@ -11,6 +11,7 @@ mod guard;
 mod metrics;
 pub mod model;
 pub mod openapi;
+mod precompressed;
 pub mod rate_limit;
 mod routes;
 pub mod search;
@@ -124,6 +125,8 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         .layer(middleware::from_fn(move |request: Request, next: Next| {
             limit_concurrency(request, next, Arc::clone(&permits))
         }))
+        // Outside the concurrency limit: a kept answer costs a copy of a few headers.
+        .layer(middleware::from_fn_with_state(Arc::new(precompressed::Precompressed::default()), precompressed::serve))
         .layer(middleware::from_fn(move |request: Request, next: Next| check_uri(request, next, max_uri)))
         .layer(CompressionLayer::new())
         .layer(cors)

@@ -565,3 +565,46 @@ fn browser_tests_run_by_scripts_test_sh() {
         );
     }
 }
+
+/// Free files are compressed once per encoding, not for every request: the Swagger bundle
+/// (over a megabyte) fetched again and again costs a copy, and decodes to the same bytes.
+#[tokio::test]
+async fn embedded_files_are_compressed_once_per_encoding() {
+    use std::io::Read;
+    let router = router();
+    let fetch = |encoding: &'static str| {
+        let router = router.clone();
+        async move {
+            let request = Request::get("/docs/swagger-ui-bundle.js")
+                .header(header::ACCEPT_ENCODING, encoding)
+                .body(Body::empty())
+                .unwrap();
+            let started = std::time::Instant::now();
+            let response = router.oneshot(request).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            let coding = response.headers().get(header::CONTENT_ENCODING).map(|v| v.to_str().unwrap().to_string());
+            let body = axum::body::to_bytes(response.into_body(), 1 << 24).await.unwrap();
+            (coding, body, started.elapsed())
+        }
+    };
+    let (_, plain, _) = fetch("identity").await;
+    assert!(plain.len() > 1 << 20, "{} bytes", plain.len());
+    for (encoding, name) in [("gzip", "gzip"), ("gzip, deflate, br", "br")] {
+        let (coding, first, compressing) = fetch(encoding).await;
+        assert_eq!(coding.as_deref(), Some(name));
+        let mut again = std::time::Duration::ZERO;
+        for _ in 0..20 {
+            let (coding, body, took) = fetch(encoding).await;
+            assert_eq!((coding.as_deref(), &body), (Some(name), &first));
+            again += took;
+        }
+        // Twenty kept answers together cost less than the one compression.
+        assert!(again < compressing, "{name}: 20 repeats took {again:?}, the first {compressing:?}");
+        let mut decoded = Vec::new();
+        match name {
+            "gzip" => flate2::read::GzDecoder::new(&first[..]).read_to_end(&mut decoded).unwrap(),
+            _ => brotli::Decompressor::new(&first[..], 4096).read_to_end(&mut decoded).unwrap(),
+        };
+        assert!(decoded == plain, "{name} does not decode to the file");
+    }
+}
