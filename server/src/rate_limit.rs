@@ -64,9 +64,15 @@ pub struct RateLimit {
     /// One bucket per client, in shards (by a hash of the client) so that requests of
     /// different clients rarely wait for one lock; each shard forgets its least recently used
     /// bucket past its share of the cap.
-    shards: Vec<Mutex<LruCache<IpAddr, DefaultDirectRateLimiter>>>,
+    shards: Vec<Mutex<LruCache<IpAddr, Bucket>>>,
     hasher: RandomState,
     clock: DefaultClock,
+}
+
+/// One client's tokens: the bucket, and tokens given back for work not done (spent first).
+struct Bucket {
+    limiter: DefaultDirectRateLimiter,
+    credit: u32,
 }
 
 /// Shards of the buckets.
@@ -116,12 +122,22 @@ impl RateLimit {
     pub fn charge(&self, client: IpAddr, cost: u32) -> Result<(), ApiError> {
         let Some(quota) = self.quota else { return Ok(()) };
         let Some(tokens) = NonZeroU32::new(cost) else { return Ok(()) };
-        let shard = &self.shards[self.hasher.hash_one(client) as usize % SHARDS];
-        let mut buckets = shard.lock().expect("not poisoned");
+        let mut buckets = self.shard(client).lock().expect("not poisoned");
         // A new client's bucket is full; adding it past the cap forgets the least recent.
-        let bucket = buckets.get_or_insert(client, || RateLimiter::direct_with_clock(quota, self.clock.clone()));
-        match bucket.check_n(tokens) {
-            Ok(Ok(())) => Ok(()),
+        let bucket = buckets.get_or_insert_mut(client, || Bucket {
+            limiter: RateLimiter::direct_with_clock(quota, self.clock.clone()),
+            credit: 0,
+        });
+        let from_credit = bucket.credit.min(cost);
+        let Some(tokens) = NonZeroU32::new(tokens.get() - from_credit) else {
+            bucket.credit -= from_credit;
+            return Ok(());
+        };
+        match bucket.limiter.check_n(tokens) {
+            Ok(Ok(())) => {
+                bucket.credit -= from_credit;
+                Ok(())
+            }
             Ok(Err(not_until)) => {
                 let wait = not_until.wait_time_from(self.clock.now());
                 // The whole cost must be available, not just the next token.
@@ -136,6 +152,21 @@ impl RateLimit {
                 remaining: self.settings.burst,
             }),
         }
+    }
+
+    /// Gives `tokens` back to `client` for work charged but not done (a batch's searches that
+    /// its deadline left no time for); never more than a burst is held back this way.
+    pub fn refund(&self, client: IpAddr, tokens: u32) {
+        if self.quota.is_none() || tokens == 0 {
+            return;
+        }
+        if let Some(bucket) = self.shard(client).lock().expect("not poisoned").get_mut(&client) {
+            bucket.credit = bucket.credit.saturating_add(tokens).min(self.settings.burst);
+        }
+    }
+
+    fn shard(&self, client: IpAddr) -> &Mutex<LruCache<IpAddr, Bucket>> {
+        &self.shards[self.hasher.hash_one(client) as usize % SHARDS]
     }
 
     /// Clients tracked now.
@@ -245,5 +276,20 @@ mod tests {
             assert!(limit.charge(a, cost::SEARCH).is_err(), "refilled after {i} other clients");
         }
         assert!(limit.clients() <= 64 + SHARDS);
+    }
+
+    #[test]
+    fn refunded_tokens_are_spent_first_and_capped_at_a_burst() {
+        let limit =
+            RateLimit::new(RateSettings { per_second: 1, burst: 20, max_clients: 64, ..RateSettings::default() });
+        let a: IpAddr = "198.51.100.1".parse().unwrap();
+        assert!(limit.charge(a, 20).is_ok());
+        assert!(limit.charge(a, cost::SEARCH).is_err());
+        limit.refund(a, cost::SEARCH);
+        assert!(limit.charge(a, cost::SEARCH).is_ok(), "the refund was not spendable");
+        assert!(limit.charge(a, cost::SEARCH).is_err(), "a refund was spent twice");
+        limit.refund(a, 1000);
+        assert!(limit.charge(a, 20).is_ok());
+        assert!(limit.charge(a, cost::SEARCH).is_err(), "more than a burst was held as credit");
     }
 }

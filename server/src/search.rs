@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use shogi4_api::{MainlineResponse, ProbeResponse, Source};
 use shogi4_engine::Position;
@@ -73,10 +73,23 @@ impl Default for SearchSettings {
 }
 
 impl SearchSettings {
-    /// The search limits for `share` of one request's budget (a batch splits it).
-    fn limits(&self, share: u32) -> Limits {
+    /// The search limits for `share` of one request's budget (a batch splits it), and no
+    /// later than `deadline`.
+    fn limits(&self, share: u32, deadline: Instant) -> Limits {
         let share = share.max(1);
-        Limits { max_depth: MAX_DEPTH, max_nodes: self.nodes / u64::from(share), time: Some(self.time / share) }
+        let time = (self.time / share).min(deadline.saturating_duration_since(Instant::now()));
+        Limits { max_depth: MAX_DEPTH, max_nodes: self.nodes / u64::from(share), time: Some(time) }
+    }
+
+    /// The deadline of a request that searches once: up to one budget waiting for a worker,
+    /// one searching.
+    pub fn single_deadline(&self) -> Instant {
+        Instant::now() + self.time * 2
+    }
+
+    /// The deadline of a batch: its waits and searches together within one budget.
+    pub fn batch_deadline(&self) -> Instant {
+        Instant::now() + self.time
     }
 }
 
@@ -117,23 +130,30 @@ impl SearchService {
         self.settings.workers > 0
     }
 
+    /// The settings in force.
+    pub fn settings(&self) -> &SearchSettings {
+        &self.settings
+    }
+
     /// The probe answer for a position no table holds, searched within `1 / share` of the
-    /// request budget. An answer that is not exact queues the position, and its moves'
-    /// positions that are not exact either, for the background searches, as `client`'s.
+    /// request budget, waiting and searching no later than `deadline` (past it: `search-busy`
+    /// at once). An answer that is not exact queues the position, and its moves' positions
+    /// that are not exact either, for the background searches, as `client`'s.
     pub async fn probe(
         self: &Arc<Self>,
         position: Position,
         share: u32,
+        deadline: Instant,
         client: IpAddr,
     ) -> Result<ProbeResponse, ApiError> {
         let key = position.key();
         if let Some(answer) = self.cache.lock().expect("not poisoned").get(key) {
             return Ok(answer);
         }
-        let limits = self.settings.limits(share);
         let service = Arc::clone(self);
         let answer = self
-            .run(move |search| {
+            .run(deadline, move |search| {
+                let limits = service.settings.limits(share, deadline);
                 let before = service.recall(search, &position);
                 let analysis = search.analyse(&position, &limits);
                 service.keep(&facts_of(&position, &analysis));
@@ -151,9 +171,10 @@ impl SearchService {
 
     /// The line of best play, when the search proves the position within the budget.
     pub async fn mainline(self: &Arc<Self>, position: Position) -> Result<MainlineResponse, ApiError> {
-        let limits = self.settings.limits(1);
+        let deadline = self.settings.single_deadline();
         let service = Arc::clone(self);
-        self.run(move |search| {
+        self.run(deadline, move |search| {
+            let limits = service.settings.limits(1, deadline);
             let before = service.recall(search, &position);
             let line = search.mainline(&position, &limits);
             service.keep(&[(position.key(), line.outcome)]);
@@ -303,14 +324,19 @@ impl SearchService {
     }
 
     /// Runs `work` on a blocking thread with an idle searcher, once a worker is free. A
-    /// request that cannot get a worker within its own search budget is refused (503) rather
-    /// than queued without end.
+    /// request that cannot get a worker within its own search budget, or by `deadline`, is
+    /// refused (503) rather than queued without end.
     async fn run<T: Send + 'static>(
         self: &Arc<Self>,
+        deadline: Instant,
         work: impl FnOnce(&mut Search) -> T + Send + 'static,
     ) -> Result<T, ApiError> {
+        let wait = self.settings.time.min(deadline.saturating_duration_since(Instant::now()));
+        if wait.is_zero() {
+            return Err(ApiError::SearchBusy);
+        }
         let in_flight = InFlight::enter(self);
-        let permit = tokio::time::timeout(self.settings.time, Arc::clone(&self.permits).acquire_owned())
+        let permit = tokio::time::timeout(wait, Arc::clone(&self.permits).acquire_owned())
             .await
             .map_err(|_| ApiError::SearchBusy)?
             .map_err(|_| ApiError::SearchBusy)?;

@@ -205,3 +205,50 @@ fn clients_that_hang_up_mid_search_do_not_multiply_the_searches() {
     // One searcher's tables (64 MiB) and change; twelve would be 768 MiB.
     assert!(grown < 160 << 20, "resident memory grew by {} MiB", grown >> 20);
 }
+
+/// A batch shares one deadline for waiting and searching: while another client keeps the one
+/// search worker busy, a batch of searched positions still ends within twice the search
+/// budget, each entry answered or refused as `search-busy`.
+#[test]
+fn a_busy_batch_ends_within_twice_the_search_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--search-workers", "1", "--search-ms", "300", "--background-workers", "0"];
+    let server = Server::start_searching(&dir.path().join("proofs.redb"), "1000000000", &flags);
+    let positions = distinct_positions(40);
+    let busy = std::thread::scope(|scope| {
+        let hog = scope.spawn(|| {
+            for sfen in &positions[12..24] {
+                server.probe("203.0.113.5", sfen);
+            }
+        });
+        std::thread::sleep(Duration::from_millis(150));
+        let body = serde_json::json!({ "positions": positions[24..36] }).to_string();
+        let started = Instant::now();
+        let mut stream = TcpStream::connect(&server.address).unwrap();
+        write!(
+            stream,
+            "POST /probe HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 203.0.113.6\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        let took = started.elapsed();
+        let still_busy = !hog.is_finished();
+        hog.join().unwrap();
+        let (head, body) = response.split_once("\r\n\r\n").unwrap();
+        assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+        let batch: Json = serde_json::from_str(body).unwrap();
+        let results = batch["results"].as_array().unwrap();
+        assert_eq!(results.len(), 12);
+        let refused =
+            results.iter().filter(|e| e["error"]["type"].as_str().is_some_and(|t| t.ends_with("search-busy")));
+        let refused = refused.count();
+        let answered = results.iter().filter(|e| e["result"]["category"].is_string()).count();
+        assert_eq!(refused + answered, 12, "{batch}");
+        assert!(took < Duration::from_millis(600), "the batch took {took:?}");
+        still_busy
+    });
+    assert!(busy, "the other client's searches ended before the batch: nothing was tested");
+}

@@ -63,11 +63,12 @@ async fn probe_one(
     set: &TableSet,
     position: &Position,
     share: u32,
+    deadline: std::time::Instant,
     client: std::net::IpAddr,
 ) -> Result<ProbeResponse, ApiError> {
     match answerer(state, set, position)? {
         Answerer::Table(table) => probe_in(table, position),
-        Answerer::Search => state.search.probe(*position, share, client).await,
+        Answerer::Search => state.search.probe(*position, share, deadline, client).await,
     }
 }
 
@@ -135,7 +136,8 @@ pub async fn probe(
         }
         Answerer::Search => {
             state.rate.charge(client, cost::SEARCH)?;
-            Ok(searched(state.search.probe(position, 1, client).await?))
+            let deadline = state.search.settings().single_deadline();
+            Ok(searched(state.search.probe(position, 1, deadline, client).await?))
         }
     }
 }
@@ -230,16 +232,22 @@ pub async fn probe_batch(
     let searched_cost = if state.search.enabled() { searched * cost::SEARCH } else { 0 };
     state.rate.charge(client, tabled * cost::TABLE_PROBE + searched_cost)?;
     let searches = searched.max(1);
+    // One deadline for the batch's waits and searches together: entries it leaves no time
+    // for get `search-busy` at once, and their tokens back.
+    let deadline = state.search.settings().batch_deadline();
     let mut results = Vec::with_capacity(parsed.len());
+    let mut refused = 0;
     for (pos, position) in request.positions.into_iter().zip(parsed) {
         let answer = match position {
-            Ok(position) => probe_one(&state, &set, &position, searches, client).await,
+            Ok(position) => probe_one(&state, &set, &position, searches, deadline, client).await,
             Err(error) => Err(error),
         };
+        refused += u32::from(matches!(answer, Err(ApiError::SearchBusy)));
         results.push(match answer {
             Ok(result) => BatchEntry { pos, result: Some(result), error: None },
             Err(e) => BatchEntry { pos, result: None, error: Some(e.problem()) },
         });
     }
+    state.rate.refund(client, refused * cost::SEARCH);
     Ok(Json(BatchResponse { results }))
 }
