@@ -99,6 +99,14 @@ pub enum Opened {
     ReadOnly,
 }
 
+/// How much room the cap leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fullness {
+    Room,
+    ProofsOnly,
+    Full,
+}
+
 /// Damaged stores kept beside the live one at most; older ones are deleted.
 const DAMAGED_COPIES_KEPT: usize = 3;
 
@@ -112,6 +120,8 @@ enum Db {
 pub struct ProofStore {
     db: Db,
     path: PathBuf,
+    /// The file size past which only proven outcomes are recorded ([`ProofStore::set_cap`]).
+    cap: Option<u64>,
 }
 
 /// Why a database would not open, as far as what to do about it goes.
@@ -180,15 +190,31 @@ impl ProofStore {
         let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
         let db = guarded(path, || ReadOnlyDatabase::open(path).map_err(|e| error(&e)))?;
         guarded(path, || check(&db, path))?;
-        Ok(ProofStore { db: Db::ReadOnly(db), path: path.to_path_buf() })
+        Ok(ProofStore { db: Db::ReadOnly(db), path: path.to_path_buf(), cap: None })
     }
 
     fn writable(db: Database, path: &Path, opened: Opened) -> Result<(ProofStore, Opened), StoreError> {
-        let store = ProofStore { db: Db::Writable(db), path: path.to_path_buf() };
+        let store = ProofStore { db: Db::Writable(db), path: path.to_path_buf(), cap: None };
         // Make sure the tables exist, so that readers never see "no such table".
         store.record(&[])?;
         store.create_queue()?;
         Ok((store, opened))
+    }
+
+    /// Bounds the file: past `bytes`, only proven outcomes are recorded (and nothing is
+    /// queued); past a quarter more, nothing at all. `None`: no bound.
+    pub fn set_cap(&mut self, bytes: Option<u64>) {
+        self.cap = bytes;
+    }
+
+    /// How full the file is against the cap.
+    fn fullness(&self) -> Fullness {
+        let Some(cap) = self.cap else { return Fullness::Room };
+        match std::fs::metadata(&self.path).map_or(0, |m| m.len()) {
+            size if size >= cap + cap / 4 => Fullness::Full,
+            size if size >= cap => Fullness::ProofsOnly,
+            _ => Fullness::Room,
+        }
     }
 
     /// Whether writes are refused.
@@ -276,11 +302,18 @@ impl ProofStore {
     }
 
     fn write(&self, facts: &[(u128, Outcome)]) -> Result<usize, StoreError> {
+        let fullness = self.fullness();
+        if fullness == Fullness::Full {
+            return Ok(0);
+        }
         let write = self.writer()?;
         let mut changed = 0;
         {
             let mut table = write.open_table(FACTS).map_err(|e| self.error(e))?;
             for &(key, outcome) in facts {
+                if fullness == Fullness::ProofsOnly && outcome.proven_win().is_none() {
+                    continue;
+                }
                 let Some(record) = encode(key, outcome) else { continue };
                 let known = table.get(key).map_err(|e| self.error(e))?.and_then(|r| decode(key, r.value()));
                 // What the two say together (a range narrowed, an unknown deepened); nothing

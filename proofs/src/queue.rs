@@ -46,6 +46,9 @@ impl ProofStore {
         owner: u128,
         capacity: u64,
     ) -> Result<usize, StoreError> {
+        if self.fullness() != crate::Fullness::Room {
+            return Ok(0);
+        }
         guarded(&self.path, || {
             let write = self.writer()?;
             let mut added = 0;

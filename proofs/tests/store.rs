@@ -242,3 +242,27 @@ fn a_proof_answers_for_the_symmetric_forms_of_its_position() {
     // Another position is not answered.
     assert_eq!(store.recall(&[Position::start()]).unwrap(), vec![None]);
 }
+
+#[test]
+fn a_capped_store_keeps_proofs_only_then_stops_growing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proofs.redb");
+    let (mut store, _) = ProofStore::open(&path).unwrap();
+    let unknown = |k: u128| (k, Outcome::Unknown { no_result_within: 20 });
+    store.record(&(1..=2_000).map(unknown).collect::<Vec<_>>()).unwrap();
+    let size = || std::fs::metadata(&path).unwrap().len();
+    let cap = size();
+    store.set_cap(Some(cap));
+    // At the cap: unknowns are refused, proofs kept, nothing queued.
+    assert_eq!(store.record(&[unknown(5_000)]).unwrap(), 0);
+    assert_eq!(store.get(5_000).unwrap(), None);
+    assert_eq!(store.record(&[(5_001, Outcome::Proven(Value::Win(9)))]).unwrap(), 1);
+    assert_eq!(store.enqueue(&[(7, "k3/4/4/K3 b C 1")], 0, 1, 100).unwrap(), 0);
+    // A flood of proofs: the file stops short of a quarter past the cap (plus one commit).
+    for round in 0..200u128 {
+        let proofs: Vec<_> = (0..500).map(|i| (10_000 + round * 500 + i, Outcome::Proven(Value::Win(7)))).collect();
+        store.record(&proofs).unwrap();
+    }
+    assert!(size() <= cap + cap / 4 + (1 << 20), "{} bytes against a cap of {cap}", size());
+    assert!(store.len().unwrap() < 2_000 + 100_000, "the flood was not stopped");
+}

@@ -74,6 +74,10 @@ pub struct Config {
     /// the tables are mounted read-only; `none` keeps nothing.
     #[arg(long, env = "SHOGI4_PROOF_STORE")]
     pub proof_store: Option<PathBuf>,
+    /// The proof store's size bound in MiB: past it only proven outcomes are recorded and
+    /// nothing is queued; past a quarter more, nothing is recorded. 0: no bound.
+    #[arg(long, env = "SHOGI4_PROOF_STORE_MAX_MB", default_value_t = 1024, value_parser = clap::value_parser!(u64).range(0..=1 << 30))]
+    pub proof_store_max_mb: u64,
     /// Tokens each client gains per second (a table probe costs 1, a mainline 5, a search
     /// 10); 0 turns per-client rate limiting off.
     #[arg(long, env = "SHOGI4_RATE_LIMIT", default_value_t = 50)]

@@ -61,7 +61,8 @@ fn run(config: Config) -> Result<(), String> {
     let state = match config.proof_store_path() {
         None => state,
         Some(path) => match ProofStore::open(&path) {
-            Ok((store, opened)) => {
+            Ok((mut store, opened)) => {
+                store.set_cap((config.proof_store_max_mb > 0).then_some(config.proof_store_max_mb << 20));
                 match opened {
                     Opened::Rebuilt { aside, salvaged } => tracing::warn!(store = %path.display(),
                         damaged = %aside.display(), salvaged, "proof store was damaged: moved aside, its readable records carried over"),

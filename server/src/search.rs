@@ -422,8 +422,14 @@ fn source_after(stored: Option<Outcome>) -> Source {
 fn facts_of(position: &Position, analysis: &Analysis) -> Vec<(u128, Outcome)> {
     let mut facts = vec![(position.key(), analysis.outcome)];
     facts.extend(analysis.moves.iter().filter_map(|m| Some((m.result?.key(), m.outcome.after_move()))));
+    // A shallow "no result within" is what a small share of a budget finds again in
+    // milliseconds: not worth a record.
+    facts.retain(|(_, outcome)| !matches!(outcome, Outcome::Unknown { no_result_within } if *no_result_within < MIN_RECORDED_DEPTH));
     facts
 }
+
+/// The shallowest unknown result recorded in the store.
+const MIN_RECORDED_DEPTH: u32 = 12;
 
 /// Proven answers, bounded: two generations of at most half the capacity each; when the
 /// young one fills, the old one is dropped. Lookups promote nothing: simple and bounded.
