@@ -107,6 +107,14 @@ pub(crate) enum Fullness {
     Full,
 }
 
+/// The database's page cache (redb's default is 1 GiB): the store's share of the memory
+/// bound the hosting guide states.
+pub const CACHE_BYTES: usize = 64 << 20;
+
+fn create(path: &Path) -> Result<Database, redb::DatabaseError> {
+    Database::builder().set_cache_size(CACHE_BYTES).create(path)
+}
+
 /// Damaged stores kept beside the live one at most; older ones are deleted.
 const DAMAGED_COPIES_KEPT: usize = 3;
 
@@ -161,7 +169,7 @@ impl ProofStore {
     /// ([`StoreError::Locked`]), never taken over; one that may not be written is opened
     /// read-only; other I/O errors are refused and leave the file as it is.
     pub fn open(path: &Path) -> Result<(ProofStore, Opened), StoreError> {
-        let attempt = std::panic::catch_unwind(|| Database::create(path))
+        let attempt = std::panic::catch_unwind(|| create(path))
             .unwrap_or_else(|_| Err(redb::DatabaseError::Storage(redb::StorageError::Corrupted("panic".into()))));
         let refusal = match attempt {
             Ok(db) => match guarded(path, || check(&db, path)) {
@@ -176,7 +184,7 @@ impl ProofStore {
             Refusal::Damaged => {
                 let aside = move_aside(path)?;
                 let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
-                let db = Database::create(path).map_err(|e| error(&e))?;
+                let db = create(path).map_err(|e| error(&e))?;
                 let (store, _) = ProofStore::writable(db, path, Opened::Fine)?;
                 let salvaged = store.salvage(&aside);
                 Ok((store, Opened::Rebuilt { aside, salvaged }))
