@@ -144,8 +144,8 @@ enum Command {
         /// Deepest distance to win to look for.
         #[arg(long, default_value_t = shogi4_search::MAX_DEPTH)]
         depth: u32,
-        /// Transposition table size in MiB.
-        #[arg(long, default_value_t = 64)]
+        /// Transposition table size in MiB (1 to 65536).
+        #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
         table_mb: usize,
         /// Print the body `GET /probe` would send for this search instead.
         #[arg(long)]
@@ -169,8 +169,8 @@ enum Command {
         /// Time budget per position in milliseconds.
         #[arg(long, default_value_t = 1000)]
         ms: u64,
-        /// Transposition table size in MiB.
-        #[arg(long, default_value_t = 64)]
+        /// Transposition table size in MiB (1 to 65536).
+        #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
         table_mb: usize,
         /// Print a JSON summary instead.
         #[arg(long)]
@@ -225,8 +225,8 @@ struct SearchArgs {
     /// Search budget in nodes (positions examined).
     #[arg(long, default_value_t = shogi4_search::DEFAULT_MAX_NODES)]
     search_nodes: u64,
-    /// Transposition table size in MiB.
-    #[arg(long, default_value_t = 64)]
+    /// Transposition table size in MiB (1 to 65536).
+    #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
     search_table_mb: usize,
 }
 

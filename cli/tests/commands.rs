@@ -34,6 +34,16 @@ fn bad_input_exits_non_zero_with_a_message() {
 }
 
 #[test]
+fn table_sizes_out_of_range_are_refused_before_anything_is_allocated() {
+    for size in ["0", "65537", "99999999999999"] {
+        let output = shogi4(&["search", "--table-mb", size, "trfk/3c/C3/KFRT b - 1"]);
+        assert_eq!(output.status.code(), Some(2), "--table-mb {size}");
+        let message = String::from_utf8_lossy(&output.stderr);
+        assert!(message.contains("is not in 1..=65536"), "{message}");
+    }
+}
+
+#[test]
 fn count_reproduces_the_published_figures() {
     let output = shogi4(&["count", "KKCCFFRRTT", "--json"]);
     assert_eq!(

@@ -35,7 +35,7 @@ pub struct Config {
     pub skip_checksums: bool,
     /// MiB of tables held as private in-memory copies (smallest first), immune to anything done
     /// to their files; tables beyond it are served from their files, mapped and guarded.
-    #[arg(long, env = "SHOGI4_COPY_BUDGET_MB", default_value_t = 2048)]
+    #[arg(long, env = "SHOGI4_COPY_BUDGET_MB", default_value_t = 2048, value_parser = clap::value_parser!(u64).range(0..=1 << 30))]
     pub copy_budget_mb: u64,
     /// Allowed CORS origins, comma-separated, or `*` for any.
     #[arg(long, env = "SHOGI4_CORS_ORIGINS", default_value = "*")]
@@ -66,8 +66,10 @@ pub struct Config {
     /// without a table get 404.
     #[arg(long, env = "SHOGI4_SEARCH_WORKERS")]
     pub search_workers: Option<usize>,
-    /// Transposition table of each search worker, in MiB (the most memory a search holds).
-    #[arg(long, env = "SHOGI4_SEARCH_TABLE_MB", default_value_t = 64)]
+    /// Transposition table of each search worker, in MiB (the most memory a search holds;
+    /// 1 to 65536).
+    #[arg(long, env = "SHOGI4_SEARCH_TABLE_MB", default_value_t = 64,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
     pub search_table_mb: usize,
     /// The proof store: what searches established, kept across restarts (an embedded
     /// database; default `proofs.redb` in the tables directory). Give a writable path when
