@@ -119,6 +119,13 @@ pub struct Config {
     /// Connections open at once; more are closed as soon as they are accepted.
     #[arg(long, env = "SHOGI4_MAX_CONNECTIONS", default_value_t = 4096)]
     pub max_connections: usize,
+    /// Connections one client address (IPv6: one /64) may hold open at once; trusted
+    /// proxies are exempt.
+    #[arg(long, env = "SHOGI4_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 64)]
+    pub max_connections_per_client: usize,
+    /// Requests served on one keep-alive connection before it is closed.
+    #[arg(long, env = "SHOGI4_MAX_REQUESTS_PER_CONNECTION", default_value_t = 1000)]
+    pub max_requests_per_connection: u32,
     /// Milliseconds connections get to finish after SIGTERM or SIGINT before they are dropped.
     #[arg(long, env = "SHOGI4_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
     pub shutdown_grace_ms: u64,
@@ -146,12 +153,15 @@ impl Config {
     }
 
     /// How connections are bounded.
-    pub fn connection_limits(&self) -> ConnectionLimits {
-        ConnectionLimits {
+    pub fn connection_limits(&self) -> Result<ConnectionLimits, String> {
+        Ok(ConnectionLimits {
             header_timeout: Duration::from_millis(self.header_timeout_ms.max(1)),
             max_connections: self.max_connections.max(1),
+            per_client: self.max_connections_per_client.max(1),
+            max_requests: self.max_requests_per_connection.max(1),
+            trusted: parse_trusted_proxies(&self.trusted_proxies)?,
             shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
-        }
+        })
     }
 
     /// Where the proof store lives, if anywhere.

@@ -54,6 +54,7 @@ const OPENING_PROOFS: &str = "opening.proofs";
 fn run(config: Config) -> Result<(), String> {
     let cors_policy = config.cors_policy()?;
     let limits = config.limits()?;
+    let connection_limits = config.connection_limits()?;
     std::fs::create_dir_all(&config.tables).map_err(|e| format!("cannot create {}: {e}", config.tables.display()))?;
     let state = AppState::load(&config.tables, config.table_loading(), limits)
         .map_err(|e| format!("cannot read tables: {e}"))?;
@@ -114,7 +115,7 @@ fn run(config: Config) -> Result<(), String> {
         }
         tracing::info!(%address, "listening");
         println!("listening on http://{address}");
-        serve(listener, app(state, &cors_policy), config.connection_limits(), shutdown).await;
+        serve(listener, app(state, &cors_policy), connection_limits, shutdown).await;
         Ok::<(), String>(())
     })?;
     tracing::info!("shut down");

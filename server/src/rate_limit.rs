@@ -176,6 +176,11 @@ impl RateLimit {
     }
 }
 
+/// The client an address counts as: IPv4-mapped addresses as IPv4, IPv6 by its /64.
+pub(crate) fn client_group(ip: IpAddr) -> IpAddr {
+    group(canonical(ip))
+}
+
 /// IPv4-mapped IPv6 addresses are their IPv4 address.
 fn canonical(ip: IpAddr) -> IpAddr {
     match ip {

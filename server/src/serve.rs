@@ -1,23 +1,32 @@
-//! Serving connections as a public server must: a cap on open connections (those beyond it
-//! are closed at once), a deadline for a request's headers that also closes idle keep-alive
-//! connections, and graceful shutdown with a deadline, so that no silent client holds a
-//! socket, a file descriptor or the shutdown for long.
+//! Serving connections as a public server must: a cap on open connections, and a smaller one
+//! per client address (IPv6 by /64; trusted proxies exempt), so that one client cannot hold
+//! every slot (those beyond either cap are closed at once, the refusals logged once a second
+//! with their count); a bounded number of requests per keep-alive connection; a deadline for
+//! a request's headers that also closes idle keep-alive connections; and graceful shutdown
+//! with a deadline, so that no silent client holds a socket, a file descriptor or the
+//! shutdown for long.
 //!
 //! hyper measures the header deadline from the moment a connection starts waiting for a
 //! request, whether it is new or has just answered one: one timer covers slow senders and
 //! idle keep-alive connections alike.
 
+use std::collections::HashMap;
 use std::future::Future;
-use std::sync::Arc;
-use std::time::Duration;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use axum::extract::ConnectInfo;
 use axum::Router;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use ipnet::IpNet;
 use tokio::net::TcpListener;
 use tokio::sync::{watch, Semaphore};
 use tower::ServiceExt;
+
+use crate::rate_limit::client_group;
 
 /// How connections are bounded.
 #[derive(Clone, Debug)]
@@ -27,6 +36,12 @@ pub struct ConnectionLimits {
     pub header_timeout: Duration,
     /// Connections open at once; more are closed as soon as they are accepted.
     pub max_connections: usize,
+    /// Connections one client address (IPv6: one /64) may hold open at once.
+    pub per_client: usize,
+    /// Requests served on one keep-alive connection; the last answer closes it.
+    pub max_requests: u32,
+    /// Peers exempt from the per-client cap: proxies that carry many clients' connections.
+    pub trusted: Vec<IpNet>,
     /// Time connections get to finish after a shutdown signal before they are dropped.
     pub shutdown_grace: Duration,
 }
@@ -36,6 +51,9 @@ impl Default for ConnectionLimits {
         ConnectionLimits {
             header_timeout: Duration::from_secs(10),
             max_connections: 4096,
+            per_client: 64,
+            max_requests: 1000,
+            trusted: Vec::new(),
             shutdown_grace: Duration::from_secs(10),
         }
     }
@@ -50,6 +68,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()>,
 ) {
     let open = Arc::new(Semaphore::new(limits.max_connections));
+    let per_client: Holders = Arc::default();
+    let refusals = Refusals::new();
     let (stop, stopping) = watch::channel(false);
     tokio::pin!(shutdown);
     loop {
@@ -67,35 +87,23 @@ pub async fn serve(
             },
         };
         let Ok(permit) = Arc::clone(&open).try_acquire_owned() else {
-            tracing::warn!(%peer, max = limits.max_connections, "connection refused: too many open");
+            refusals.note("too many open");
             drop(stream);
             continue;
         };
-        // Answers are small and complete: send them at once rather than wait on Nagle.
-        if let Err(error) = stream.set_nodelay(true) {
-            tracing::warn!(%error, "cannot set TCP_NODELAY");
-        }
-        let router = router.clone();
-        let mut stopping = stopping.clone();
-        let header_timeout = limits.header_timeout;
-        tokio::spawn(async move {
-            let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
-                request.extensions_mut().insert(ConnectInfo(peer));
-                router.clone().oneshot(request)
-            });
-            let mut builder = hyper::server::conn::http1::Builder::new();
-            builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
-            let connection = builder.serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(connection);
-            tokio::select! {
-                _ = connection.as_mut() => {}
-                _ = stopping.changed() => {
-                    connection.as_mut().graceful_shutdown();
-                    let _ = connection.as_mut().await;
-                }
-            }
-            drop(permit);
-        });
+        let client = client_group(peer.ip());
+        let exempt = limits.trusted.iter().any(|net| net.contains(&peer.ip()));
+        let Some(held) = (!exempt).then(|| PerClient::enter(&per_client, client, limits.per_client)) else {
+            // A trusted proxy: only the global cap applies.
+            serve_connection(stream, peer, router.clone(), &limits, stopping.clone(), (permit, None));
+            continue;
+        };
+        let Some(held) = held else {
+            refusals.note("too many from one client");
+            drop(stream);
+            continue;
+        };
+        serve_connection(stream, peer, router.clone(), &limits, stopping.clone(), (permit, Some(held)));
     }
     drop(listener);
     let _ = stop.send(true);
@@ -103,5 +111,110 @@ pub async fn serve(
     let all = u32::try_from(limits.max_connections).unwrap_or(u32::MAX);
     if tokio::time::timeout(limits.shutdown_grace, open.acquire_many(all)).await.is_err() {
         tracing::warn!(grace = ?limits.shutdown_grace, "connections still open at the shutdown deadline: dropped");
+    }
+}
+
+/// Serves one accepted connection on a task of its own; `held` (its slots) is returned when
+/// it ends.
+fn serve_connection(
+    stream: tokio::net::TcpStream,
+    peer: std::net::SocketAddr,
+    router: Router,
+    limits: &ConnectionLimits,
+    mut stopping: watch::Receiver<bool>,
+    held: (tokio::sync::OwnedSemaphorePermit, Option<PerClient>),
+) {
+    // Answers are small and complete: send them at once rather than wait on Nagle.
+    if let Err(error) = stream.set_nodelay(true) {
+        tracing::warn!(%error, "cannot set TCP_NODELAY");
+    }
+    let header_timeout = limits.header_timeout;
+    let max_requests = limits.max_requests;
+    let served = Arc::new(AtomicU32::new(0));
+    tokio::spawn(async move {
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            let last = served.fetch_add(1, Ordering::Relaxed) + 1 >= max_requests;
+            let answer = router.clone().oneshot(request);
+            async move {
+                let mut response = answer.await?;
+                if last {
+                    // hyper closes the connection after an answer that says so.
+                    response
+                        .headers_mut()
+                        .insert(hyper::header::CONNECTION, hyper::header::HeaderValue::from_static("close"));
+                }
+                Ok::<_, std::convert::Infallible>(response)
+            }
+        });
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+        let connection = builder.serve_connection(TokioIo::new(stream), service);
+        tokio::pin!(connection);
+        tokio::select! {
+            _ = connection.as_mut() => {}
+            _ = stopping.changed() => {
+                connection.as_mut().graceful_shutdown();
+                let _ = connection.as_mut().await;
+            }
+        }
+        drop(held);
+    });
+}
+
+/// Open connections by client; an entry lives while its client holds one.
+type Holders = Arc<Mutex<HashMap<IpAddr, usize>>>;
+
+/// One connection counted to its client, uncounted when dropped.
+struct PerClient {
+    holders: Holders,
+    client: IpAddr,
+}
+
+impl PerClient {
+    /// Counts a connection to `client`, unless it holds `cap` already.
+    fn enter(holders: &Holders, client: IpAddr, cap: usize) -> Option<PerClient> {
+        let mut open = holders.lock().expect("not poisoned");
+        let count = open.entry(client).or_insert(0);
+        if *count >= cap {
+            return None;
+        }
+        *count += 1;
+        Some(PerClient { holders: Arc::clone(holders), client })
+    }
+}
+
+impl Drop for PerClient {
+    fn drop(&mut self) {
+        let mut open = self.holders.lock().expect("not poisoned");
+        if let Some(count) = open.get_mut(&self.client) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.client);
+            }
+        }
+    }
+}
+
+/// Refused connections, logged at most once a second with how many there were: a flood of
+/// refusals must not become a flood of log lines.
+struct Refusals {
+    since_logged: AtomicU64,
+    logged: Mutex<Instant>,
+}
+
+impl Refusals {
+    fn new() -> Refusals {
+        Refusals { since_logged: AtomicU64::new(0), logged: Mutex::new(Instant::now() - Duration::from_secs(1)) }
+    }
+
+    fn note(&self, reason: &'static str) {
+        let count = self.since_logged.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut logged = self.logged.lock().expect("not poisoned");
+        if logged.elapsed() >= Duration::from_secs(1) {
+            *logged = Instant::now();
+            self.since_logged.fetch_sub(count, Ordering::Relaxed);
+            tracing::warn!(reason, refused = count, "connections refused since the last report");
+        }
     }
 }

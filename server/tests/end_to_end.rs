@@ -418,3 +418,45 @@ fn reload_until_healthy(server: &Server) {
     }
     panic!("still unhealthy after the reload");
 }
+
+/// One address holding keep-alive connections (refreshed with a free `/health`) cannot take
+/// every slot: past its own cap its connections are closed, and another client is served.
+/// A keep-alive connection is closed after its last allowed request.
+#[test]
+fn one_client_cannot_hold_every_connection() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let flags = [
+        "--rate-limit",
+        "0",
+        "--max-connections",
+        "8",
+        "--max-connections-per-client",
+        "3",
+        "--max-requests-per-connection",
+        "5",
+    ];
+    let server = Server::start_with(scratch.path(), &flags);
+    let limit = std::time::Duration::from_secs(5);
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for _ in 0..8 {
+        let mut stream = connect_from("127.0.0.1", &server.address);
+        write!(stream, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut reply = [0u8; 12];
+        match stream.read_exact(&mut reply) {
+            Ok(()) => held.push(stream),
+            Err(_) => refused += 1,
+        }
+    }
+    assert_eq!((held.len(), refused), (3, 5), "the per-client cap did not hold");
+    // Everyone else is still served, from another address.
+    assert_eq!(server.get_from(Some("127.0.0.2"), "/health").0, 200);
+    // A keep-alive connection answers five requests, then closes.
+    let mut stream = connect_from("127.0.0.3", &server.address);
+    for _ in 0..5 {
+        write!(stream, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    }
+    let waited = time_until_closed(&mut stream, limit);
+    assert!(waited < std::time::Duration::from_secs(2), "the connection stayed open {waited:?}");
+}
