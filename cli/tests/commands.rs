@@ -285,3 +285,16 @@ fn a_store_held_by_another_process_is_refused_not_taken_over() {
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, ["proofs.redb"], "{names:?}");
 }
+
+/// A table file named after another game fails the audit, as the server refuses it.
+#[test]
+fn a_table_under_another_games_name_fails_the_audit() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().to_str().unwrap();
+    assert!(shogi4(&["solve", "KKC", "--out", out]).status.success());
+    let renamed = dir.path().join("KKF.s4tb");
+    std::fs::rename(dir.path().join("KKC.s4tb"), &renamed).unwrap();
+    let output = shogi4(&["audit", renamed.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    assert!(stdout(&output).starts_with("FAIL"), "{}", stdout(&output));
+}

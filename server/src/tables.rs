@@ -206,7 +206,7 @@ fn serve_copy(path: &Path, identity: FileIdentity, verify: bool) -> Result<Serve
 /// Maps a table file under guard, checks it, and prepares it for serving.
 fn serve_mapped(path: &Path, identity: FileIdentity, verify: bool) -> Result<ServedTable, TableError> {
     let io = |e| TableError::Io(path.to_path_buf(), e);
-    let (map, guard) = Guard::map(std::fs::File::open(path).map_err(io)?).map_err(io)?;
+    let (map, guard) = Guard::map(shogi4_tablebase::open_regular_file(path).map_err(io)?).map_err(io)?;
     let served = prepare(path, identity, verify, map, Holding::Mapped(guard))?;
     // A change while it was being verified.
     served.intact().map_err(|e| io(std::io::Error::other(e.problem().detail)))?;
@@ -244,7 +244,7 @@ fn prepare(
 /// The file's bytes in private anonymous memory, read-only from then on: no change to the
 /// file can reach them.
 fn private_copy(path: &Path) -> std::io::Result<Mmap> {
-    let mut file = std::fs::File::open(path)?;
+    let mut file = shogi4_tablebase::open_regular_file(path)?;
     let size = usize::try_from(file.metadata()?.len())
         .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidData, "file too large for this machine"))?;
     let mut copy = MmapMut::map_anon(size.max(1))?;

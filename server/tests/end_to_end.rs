@@ -460,3 +460,19 @@ fn one_client_cannot_hold_every_connection() {
     let waited = time_until_closed(&mut stream, limit);
     assert!(waited < std::time::Duration::from_secs(2), "the connection stayed open {waited:?}");
 }
+
+/// A FIFO named like a table neither blocks start-up nor a reload: it is refused as not a
+/// regular file, and the rest is served.
+#[test]
+fn a_fifo_named_like_a_table_is_refused_without_blocking() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let fifo = scratch.path().join("KKC.s4tb");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let server = Server::start(scratch.path());
+    let (status, health) = server.get("/health");
+    assert_eq!((status, health["status"].as_str()), (503, Some("degraded")), "{health}");
+    assert!(health["rejected"][0]["file"].as_str().unwrap().ends_with("KKC.s4tb"), "{health}");
+    assert!(health["rejected"][0]["error"].as_str().unwrap_or("").contains("not a regular file"), "{health}");
+    assert_eq!(server.get("/probe?pos=k3/4/4/K3_b_-_1").0, 200);
+}

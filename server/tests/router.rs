@@ -608,3 +608,15 @@ async fn embedded_files_are_compressed_once_per_encoding() {
         assert!(decoded == plain, "{name} does not decode to the file");
     }
 }
+
+/// Unreadable batch entries are answered, so they are charged: they cannot be sent for free.
+#[tokio::test]
+async fn unreadable_batch_entries_cost_tokens() {
+    let limits = Limits { rate: RateSettings { per_second: 1, burst: 5, ..RateSettings::default() }, ..limits() };
+    let router = router_with(limits);
+    let garbage = serde_json::json!({ "positions": ["x", "y", "z"] });
+    let (status, _, body) = send(router.clone(), post_json(&garbage.to_string())).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, headers, body) = send(router, post_json(&garbage.to_string())).await;
+    assert_problem(status, &headers, &body, StatusCode::TOO_MANY_REQUESTS);
+}

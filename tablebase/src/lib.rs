@@ -37,5 +37,5 @@ pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeR
 pub use progress::{Progress, Silent};
 pub use solver::{peak_rss_bytes, solve, solve_resumable, solve_with_inline_limit, FirstLook, Solution};
 pub use store::{Loaded, SolveEvent, SolveMode, TableDir, TableStatus};
-pub use table::{open_table, MappedTable, Table};
+pub use table::{open_regular_file, open_table, MappedTable, Table};
 pub use value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};

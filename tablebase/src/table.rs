@@ -130,10 +130,22 @@ impl<B: AsRef<[u8]>> Table<B> {
 /// A table file, memory-mapped.
 pub type MappedTable = Table<Mmap>;
 
+/// Opens a file for reading if it is a regular file: anything else (a FIFO named like a
+/// table, a device, a directory) is refused without blocking, since it is opened non-blocking
+/// and checked on the handle itself (no gap between a check and the open).
+pub fn open_regular_file(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file"));
+    }
+    Ok(file)
+}
+
 /// Opens and memory-maps a table file, checking its header (not its checksum).
 pub fn open_table(path: &Path) -> Result<MappedTable, TableError> {
     let io = |e| TableError::Io(path.to_path_buf(), e);
-    let file = std::fs::File::open(path).map_err(io)?;
+    let file = open_regular_file(path).map_err(io)?;
     // SAFETY: the map is read-only. Tables are written to a temporary file and renamed into
     // place, never modified where they stand, so the mapped bytes do not change under us as
     // long as nobody edits the file by hand while it is served.

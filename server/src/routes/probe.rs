@@ -203,7 +203,7 @@ pub async fn mainline(
         (status = 413, description = "More positions than allowed, or a body over the size limit.", body = Problem,
             content_type = "application/problem+json"),
         (status = 429, description = "The client's rate limit is spent: the batch costs 1 token per table \
-            position and 10 per searched one (with `Retry-After`).", body = Problem,
+            position or unreadable entry and 10 per searched one (with `Retry-After`).", body = Problem,
             content_type = "application/problem+json"),
     )
 )]
@@ -229,8 +229,10 @@ pub async fn probe_batch(
     let set = state.tables();
     let searched = parsed.iter().flatten().filter(|p| set.table(p.material()).is_err()).count() as u32;
     let tabled = parsed.iter().flatten().count() as u32 - searched;
+    // An unreadable entry is parsed and answered too: it costs as much as a table probe.
+    let unreadable = parsed.iter().filter(|p| p.is_err()).count() as u32;
     let searched_cost = if state.search.enabled() { searched * cost::SEARCH } else { 0 };
-    state.rate.charge(client, tabled * cost::TABLE_PROBE + searched_cost)?;
+    state.rate.charge(client, (tabled + unreadable) * cost::TABLE_PROBE + searched_cost)?;
     let searches = searched.max(1);
     // One deadline for the batch's waits and searches together: entries it leaves no time
     // for get `search-busy` at once, and their tokens back.

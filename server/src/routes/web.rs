@@ -92,7 +92,7 @@ fn limits_table(limits: &Limits) -> String {
     };
     format!(
         "<table class=\"games\">{per_client}\
-         <tr><th scope=\"row\">A probe answered by a table</th><td>{} token (each position of a batch likewise)</td></tr>\
+         <tr><th scope=\"row\">A probe answered by a table</th><td>{} token (each position of a batch likewise, and each unreadable one)</td></tr>\
          <tr><th scope=\"row\">A best line from a table</th><td>{} tokens</td></tr>\
          <tr><th scope=\"row\">An answer by proof search</th><td>{} tokens, at most {} ms of search</td></tr>\
          <tr><th scope=\"row\">Positions per batch</th><td>{}</td></tr>\
