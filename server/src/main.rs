@@ -45,6 +45,19 @@ fn init_logging(format: LogFormat) {
         LogFormat::Pretty => builder.init(),
         LogFormat::Json => builder.json().init(),
     }
+    // A panic (caught: a handler's becomes a 500, the proof store's a refused operation) is
+    // logged as one event in the chosen format, with where it happened, not printed as plain
+    // text that would break a JSON log.
+    std::panic::set_hook(Box::new(|info| {
+        let location = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        tracing::error!(%location, %message, "panic");
+    }));
 }
 
 /// The file of published proofs the server merges into its store at start-up, in the tables
