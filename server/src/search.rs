@@ -107,6 +107,27 @@ pub struct SearchService {
     in_flight: AtomicUsize,
     /// Queue entries waiting, by the client whose query queued them.
     queued_by: Mutex<HashMap<u128, u32>>,
+    /// Whether the store failed last time: its errors are logged when it starts failing and
+    /// when it recovers, not on every search.
+    store_health: StoreHealth,
+}
+
+/// Whether the proof store's last operation failed.
+#[derive(Default)]
+struct StoreHealth(std::sync::atomic::AtomicBool);
+
+impl StoreHealth {
+    fn failed(&self, error: &shogi4_proofs::StoreError, what: &str) {
+        if !self.0.swap(true, Ordering::Relaxed) {
+            tracing::warn!(%error, "{what} (logged once until it recovers)");
+        }
+    }
+
+    fn fine(&self) {
+        if self.0.swap(false, Ordering::Relaxed) {
+            tracing::info!("proof store working again");
+        }
+    }
 }
 
 impl SearchService {
@@ -122,6 +143,7 @@ impl SearchService {
             store,
             in_flight: AtomicUsize::new(0),
             queued_by: Mutex::new(HashMap::new()),
+            store_health: StoreHealth::default(),
         }
     }
 
@@ -193,6 +215,7 @@ impl SearchService {
             .extend(moves.iter().filter(|&&mv| !position.captures_royal(mv)).map(|&mv| position.play_unchecked(mv)));
         match store.recall(&positions) {
             Ok(known) => {
+                self.store_health.fine();
                 let own = known[0];
                 for (position, outcome) in positions.iter().zip(known) {
                     if let Some(outcome) = outcome {
@@ -202,7 +225,7 @@ impl SearchService {
                 own
             }
             Err(error) => {
-                tracing::warn!(%error, "proof store unreadable; searching without it");
+                self.store_health.failed(&error, "proof store unreadable; searching without it");
                 None
             }
         }
@@ -216,8 +239,9 @@ impl SearchService {
     /// Keeps what a search established.
     fn keep(&self, facts: &[(u128, Outcome)]) {
         let Some(store) = self.writable_store() else { return };
-        if let Err(error) = store.record(facts) {
-            tracing::warn!(%error, "proof store unwritable; this result is kept in memory only");
+        match store.record(facts) {
+            Ok(_) => self.store_health.fine(),
+            Err(error) => self.store_health.failed(&error, "proof store unwritable; results are kept in memory only"),
         }
     }
 
@@ -252,7 +276,7 @@ impl SearchService {
         let entries: Vec<(u128, &str)> = sfens.iter().map(|(k, s)| (*k, s.as_str())).collect();
         match store.enqueue(&entries, level, owner, self.settings.background.capacity) {
             Ok(added) => *waiting += added as u32,
-            Err(error) => tracing::warn!(%error, "proof store unwritable; nothing queued"),
+            Err(error) => self.store_health.failed(&error, "proof store unwritable; nothing queued"),
         }
         if *waiting == 0 {
             queued_by.remove(&owner);
