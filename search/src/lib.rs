@@ -44,9 +44,9 @@ use prover::Prover;
 pub use prover::{Narrowing, Plan, MAX_DEPTH};
 pub use table::TranspositionTable;
 
-/// The node budget a served search gets unless configured otherwise: about 3 s of search on one
-/// core of today's build (nodes are positions examined, 15–20 M a second), so the time budget
-/// normally ends a search first and the node budget bounds what it may cost.
+/// The node budget a served search gets unless configured otherwise: several seconds of search
+/// on one core (nodes are positions examined; the README gives the current speed), so the time
+/// budget normally ends a search first and the node budget bounds what it may cost.
 pub const DEFAULT_MAX_NODES: u64 = 60_000_000;
 
 /// What a search establishes about a position, for its side to move.
