@@ -5,6 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-# Tells the workspace tests not to warn that the browser tests are skipped: they follow.
-SHOGI4_BROWSER_TESTS_FOLLOW=1 cargo test --workspace "$@"
+cargo test --workspace "$@"
 scripts/browser-tests.sh

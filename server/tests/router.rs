@@ -552,20 +552,6 @@ async fn tables_name_their_longest_win_and_it_probes_as_one() {
     }
 }
 
-/// The explorer's browser tests need Chromium and Node.js; `scripts/test.sh` (the README's
-/// test command) runs them after `cargo test`. Plain `cargo test` says so, past the capture.
-#[test]
-fn browser_tests_run_by_scripts_test_sh() {
-    if std::env::var_os("SHOGI4_BROWSER_TESTS_FOLLOW").is_none() {
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "\n*** NOTE: the web explorer's browser tests did NOT run: `cargo test` skips them. ***\n\
-             *** Run `scripts/test.sh` (the README's test command) for every test.            ***\n"
-        );
-    }
-}
-
 /// Free files are compressed once per encoding, not for every request: the Swagger bundle
 /// (over a megabyte) fetched again and again costs a copy, and decodes to the same bytes.
 #[tokio::test]
