@@ -98,6 +98,7 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         CorsPolicy::Origins(origins) => cors.allow_origin(AllowOrigin::list(origins.clone())),
     };
     let max_uri = limits.max_uri_bytes;
+    let max_body = limits.max_body_bytes;
     let permits = Arc::new(tokio::sync::Semaphore::new(limits.concurrency));
     Router::new()
         .route("/probe", get(routes::probe::probe).post(routes::probe::probe_batch))
@@ -127,6 +128,7 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         }))
         // Outside the concurrency limit: a kept answer costs a copy of a few headers.
         .layer(middleware::from_fn_with_state(Arc::new(precompressed::Precompressed::default()), precompressed::serve))
+        .layer(middleware::from_fn(move |request: Request, next: Next| check_declared_length(request, next, max_body)))
         .layer(middleware::from_fn(move |request: Request, next: Next| check_uri(request, next, max_uri)))
         .layer(CompressionLayer::new())
         .layer(cors)
@@ -185,6 +187,20 @@ async fn check_uri(request: Request, next: Next, max: usize) -> Response {
     let length = request.uri().path_and_query().map_or(0, |p| p.as_str().len());
     if length > max {
         return ApiError::UriTooLong(max).into_response();
+    }
+    next.run(request).await
+}
+
+/// Refuses at once (413) a request that announces a body over the limit, before any of it
+/// is read: its sender does not get to upload it first, and one that asked
+/// `Expect: 100-continue` is answered without being told to go on.
+async fn check_declared_length(request: Request, next: Next, max: usize) -> Response {
+    let declared = request.headers().get(axum::http::header::CONTENT_LENGTH);
+    if let Some(length) = declared.and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok()) {
+        if length > max as u64 {
+            return ApiError::BodyTooLarge(format!("the body declares {length} bytes; at most {max} are accepted"))
+                .into_response();
+        }
     }
     next.run(request).await
 }

@@ -476,3 +476,24 @@ fn a_fifo_named_like_a_table_is_refused_without_blocking() {
     assert!(health["rejected"][0]["error"].as_str().unwrap_or("").contains("not a regular file"), "{health}");
     assert_eq!(server.get("/probe?pos=k3/4/4/K3_b_-_1").0, 200);
 }
+
+/// A body announced over the limit is refused at once: the client is not told to go on
+/// (`Expect: 100-continue`), and no byte of the body needs to arrive for the 413.
+#[test]
+fn an_oversized_body_is_refused_before_it_is_sent() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let server = Server::start(scratch.path());
+    for expect in ["Expect: 100-continue\r\n", ""] {
+        let mut stream = TcpStream::connect(&server.address).unwrap();
+        write!(
+            stream,
+            "POST /probe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n{expect}\r\n"
+        )
+        .unwrap();
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(3))).unwrap();
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).expect("an answer without the body");
+        assert_eq!(&head, b"HTTP/1.1 413", "{expect:?}: {}", String::from_utf8_lossy(&head));
+    }
+}
