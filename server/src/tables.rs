@@ -177,8 +177,28 @@ impl TableSet {
                     set.tables.insert(table.table.header().material, table);
                 }
                 Err(error) => {
-                    tracing::error!(file = %path.display(), %error, "table refused");
-                    set.rejected.push((path, error.to_string()));
+                    // A damaged replacement does not take the verified table it replaces out
+                    // of service: that one goes on serving (a private copy, or a mapping
+                    // still intact), and health reports the refused file.
+                    let kept = previous.and_then(|p| {
+                        p.tables.values().find(|t| {
+                            TableDir::new(dir).path_of(t.table.header().material) == path && t.intact().is_ok()
+                        })
+                    });
+                    match kept {
+                        Some(table) => {
+                            tracing::error!(file = %path.display(), %error, "replacement table refused; the verified one it would replace is still served");
+                            if table.is_copy() {
+                                copied += table.bytes();
+                            }
+                            set.tables.insert(table.table.header().material, Arc::clone(table));
+                            set.rejected.push((path, format!("{error}; the table verified before is still served")));
+                        }
+                        None => {
+                            tracing::error!(file = %path.display(), %error, "table refused");
+                            set.rejected.push((path, error.to_string()));
+                        }
+                    }
                 }
             }
         }
