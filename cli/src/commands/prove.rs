@@ -224,33 +224,26 @@ impl<'a> ProofTree<'a> {
     fn new(store: &'a ProofStore, start: Position) -> Result<ProofTree<'a>, StoreError> {
         let mut tree =
             ProofTree { store, nodes: Vec::new(), index: HashMap::new(), root: 0, numbers: Vec::new(), resumed: 0 };
-        tree.root = tree.node(start, None)?;
+        tree.root = tree.nodes_of(&[start])?[0];
         Ok(tree)
     }
 
-    /// The node of `position`, added with what the store knows if it is new; `known` is what
-    /// the caller has just established of it.
-    fn node(&mut self, position: Position, known: Option<Outcome>) -> Result<usize, StoreError> {
-        let key = position.key();
-        let id = match self.index.get(&key) {
-            Some(&id) => id,
-            None => {
-                let stored = self.store.recall(&[position])?[0];
-                let moves = position.legal_moves();
-                let royal_capture = moves.iter().any(|&mv| position.captures_royal(mv));
-                // A royal capture wins by the rules, whatever is stored.
-                let outcome = if royal_capture { Some(Outcome::Proven(Value::Win(1))) } else { stored };
-                let id = self.nodes.len();
-                self.nodes.push(Node { position, outcome, children: None, moves: moves.len() as u32 });
-                self.index.insert(key, id);
-                id
+    /// The nodes of `positions`, those not in the graph yet added with what the store knows
+    /// of them (read in one transaction).
+    fn nodes_of(&mut self, positions: &[Position]) -> Result<Vec<usize>, StoreError> {
+        let new: Vec<Position> = positions.iter().filter(|p| !self.index.contains_key(&p.key())).copied().collect();
+        for (position, stored) in new.iter().zip(self.store.recall(&new)?) {
+            if self.index.contains_key(&position.key()) {
+                continue; // listed twice
             }
-        };
-        if let Some(known) = known {
-            let node = &mut self.nodes[id];
-            node.outcome = Some(node.outcome.map_or(known, |o| o.merge(known)));
+            let moves = position.legal_moves();
+            let royal_capture = moves.iter().any(|&mv| position.captures_royal(mv));
+            // A royal capture wins by the rules, whatever is stored.
+            let outcome = if royal_capture { Some(Outcome::Proven(Value::Win(1))) } else { stored };
+            self.index.insert(position.key(), self.nodes.len());
+            self.nodes.push(Node { position: *position, outcome, children: None, moves: moves.len() as u32 });
         }
-        Ok(id)
+        Ok(positions.iter().map(|p| self.index[&p.key()]).collect())
     }
 
     /// The node's outcome if it settles its value (a proven win or loss, or a table's draw).
@@ -369,16 +362,17 @@ impl<'a> ProofTree<'a> {
             .filter(|&&mv| !position.captures_royal(mv))
             .map(|&mv| position.play_unchecked(mv))
             .collect();
+        let child_ids = self.nodes_of(&children)?;
         if self.nodes[id].outcome.is_some() {
             self.resumed += 1;
-            let ids = children.into_iter().map(|child| self.node(child, None)).collect::<Result<_, _>>()?;
-            self.nodes[id].children = Some(ids);
+            self.nodes[id].children = Some(child_ids);
             return Ok(None);
         }
         // What the store knows of the children helps the search through them.
-        for (child, known) in children.iter().zip(self.store.recall(&children)?) {
-            if let Some(known) = known.filter(|o| o.proven_win().is_some()) {
-                search.remember(child.key(), known);
+        for &child in &child_ids {
+            let node = &self.nodes[child];
+            if let Some(known) = node.outcome.filter(|o| o.proven_win().is_some()) {
+                search.remember(node.position.key(), known);
             }
         }
         let analysis = search.analyse(&position, limits);
@@ -386,11 +380,14 @@ impl<'a> ProofTree<'a> {
         let mut ids = Vec::with_capacity(children.len());
         for m in &analysis.moves {
             let Some(child) = m.result else { continue };
+            let child = self.index[&child.key()];
             let after = m.outcome.after_move();
             if after.proven_win().is_some() {
-                facts.push((child.key(), after));
+                facts.push((self.nodes[child].position.key(), after));
+                let node = &mut self.nodes[child];
+                node.outcome = Some(node.outcome.map_or(after, |o| o.merge(after)));
             }
-            ids.push(self.node(child, after.proven_win().is_some().then_some(after))?);
+            ids.push(child);
         }
         self.store.record(&facts)?;
         let node = &mut self.nodes[id];
