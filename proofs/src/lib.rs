@@ -173,7 +173,7 @@ impl ProofStore {
             .unwrap_or_else(|_| Err(redb::DatabaseError::Storage(redb::StorageError::Corrupted("panic".into()))));
         let refusal = match attempt {
             Ok(db) => match guarded(path, || check(&db, path)) {
-                Ok(()) => return ProofStore::writable(db, path, Opened::Fine),
+                Ok(()) => return Ok((ProofStore::writable(db, path)?, Opened::Fine)),
                 Err(_) => Refusal::Damaged,
             },
             Err(error) => Refusal::of(path, error),
@@ -185,7 +185,7 @@ impl ProofStore {
                 let aside = move_aside(path)?;
                 let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
                 let db = create(path).map_err(|e| error(&e))?;
-                let (store, _) = ProofStore::writable(db, path, Opened::Fine)?;
+                let store = ProofStore::writable(db, path)?;
                 let salvaged = store.salvage(&aside);
                 Ok((store, Opened::Rebuilt { aside, salvaged }))
             }
@@ -201,12 +201,12 @@ impl ProofStore {
         Ok(ProofStore { db: Db::ReadOnly(db), path: path.to_path_buf(), cap: None })
     }
 
-    fn writable(db: Database, path: &Path, opened: Opened) -> Result<(ProofStore, Opened), StoreError> {
+    fn writable(db: Database, path: &Path) -> Result<ProofStore, StoreError> {
         let store = ProofStore { db: Db::Writable(db), path: path.to_path_buf(), cap: None };
         // Make sure the tables exist, so that readers never see "no such table".
         store.record(&[])?;
         store.create_queue()?;
-        Ok((store, opened))
+        Ok(store)
     }
 
     /// Bounds the file: past `bytes`, only proven outcomes are recorded (and nothing is
