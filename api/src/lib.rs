@@ -19,6 +19,7 @@ mod responses;
 
 pub use problem::Problem;
 pub use responses::{
-    BatchEntry, BatchRequest, BatchResponse, Category, LongestWin, MainlineMove, MainlineResponse, MoveInfo,
-    ProbeResponse, SearchStats, Side, Source, TableInfo, TablesResponse,
+    BatchEntry, BatchRequest, BatchResponse, Category, FileEntry, FilesResponse, LongestWin, MainlineMove,
+    MainlineResponse, Manifest, ManifestEntry, MoveInfo, ProbeResponse, SearchStats, Side, Source, TableInfo,
+    TablesResponse,
 };

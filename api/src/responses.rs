@@ -351,6 +351,51 @@ pub struct TablesResponse {
     pub solving: Vec<String>,
 }
 
+/// One file a mirror can download from `GET /files/{name}`.
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct FileEntry {
+    /// The file's name, as `GET /files/{name}` takes it.
+    #[schema(example = "KKCF.s4tb")]
+    pub name: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+    /// SHA-256 of its bytes, hex: what `sha256sum` prints for the downloaded copy.
+    #[schema(example = "5f0c…")]
+    pub sha256: String,
+    /// For a table, its closed game.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub material: Option<String>,
+}
+
+/// Answer of `GET /files`: the table files this server serves, and the two files that
+/// describe the set (`SHA256SUMS`, `manifest.json`).
+#[derive(Clone, Debug, Serialize, Deserialize, ToSchema, PartialEq, Eq)]
+pub struct FilesResponse {
+    /// Every table file served, smallest closed games first, then `SHA256SUMS` and
+    /// `manifest.json`.
+    pub files: Vec<FileEntry>,
+}
+
+/// One table of `manifest.json`: what `GET /tables` says of it, with its file's name and
+/// SHA-256 (the format `scripts/publish-tables.sh` writes).
+#[derive(Clone, Debug, Serialize, ToSchema, PartialEq, Eq)]
+pub struct ManifestEntry {
+    /// The table.
+    #[serde(flatten)]
+    pub info: TableInfo,
+    /// The file's name.
+    pub file: String,
+    /// SHA-256 of the file, hex.
+    pub sha256: String,
+}
+
+/// `manifest.json`: every table of a set.
+#[derive(Clone, Debug, Serialize, ToSchema, PartialEq, Eq)]
+pub struct Manifest {
+    /// The tables, smallest closed games first.
+    pub tables: Vec<ManifestEntry>,
+}
+
 impl MoveInfo {
     fn build(result: Option<Position>, notation: String, stated: Stated, flags: MoveFlags) -> MoveInfo {
         let (sfen, fen) = result.map(|p| p.to_sfen_and_fen()).unzip();

@@ -7,6 +7,7 @@ use std::time::Duration;
 use axum::http::HeaderValue;
 use clap::{Parser, ValueEnum};
 
+use crate::downloads::DownloadSettings;
 use crate::rate_limit::{parse_trusted_proxies, RateSettings};
 use crate::search::{BackgroundSettings, SearchSettings};
 use crate::serve::ConnectionLimits;
@@ -126,6 +127,15 @@ pub struct Config {
     /// Requests served on one keep-alive connection before it is closed.
     #[arg(long, env = "SHOGI4_MAX_REQUESTS_PER_CONNECTION", default_value_t = 1000)]
     pub max_requests_per_connection: u32,
+    /// KiB of table downloads a client may take per second (`GET /files/…`); 0 for no limit.
+    #[arg(long, env = "SHOGI4_DOWNLOAD_KIB_PER_SECOND", default_value_t = DownloadSettings::default().kib_per_second)]
+    pub download_kib_per_second: u32,
+    /// Table downloads running at once, all clients together.
+    #[arg(long, env = "SHOGI4_MAX_DOWNLOADS", default_value_t = DownloadSettings::default().max_downloads)]
+    pub max_downloads: usize,
+    /// Table downloads one client may run at once.
+    #[arg(long, env = "SHOGI4_MAX_DOWNLOADS_PER_CLIENT", default_value_t = DownloadSettings::default().max_per_client)]
+    pub max_downloads_per_client: usize,
     /// Milliseconds connections get to finish after SIGTERM or SIGINT before they are dropped.
     #[arg(long, env = "SHOGI4_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
     pub shutdown_grace_ms: u64,
@@ -193,6 +203,12 @@ impl Config {
                     capacity: self.queue_max,
                     per_client: self.queue_per_client,
                 },
+            },
+            downloads: DownloadSettings {
+                kib_per_second: self.download_kib_per_second,
+                max_downloads: self.max_downloads,
+                max_per_client: self.max_downloads_per_client,
+                ..DownloadSettings::default()
             },
             rate: RateSettings {
                 per_second: self.rate_limit,

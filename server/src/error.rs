@@ -57,6 +57,12 @@ pub enum ApiError {
         /// What changed.
         reason: String,
     },
+    /// No served file has this name (404).
+    NoFile(String),
+    /// Every download slot is taken, or the client's share of them (503).
+    DownloadsBusy(String),
+    /// A `Range` that starts past the end of a file of this many bytes (416).
+    RangeNotSatisfiable(u64),
     /// Our own fault (500).
     Internal(String),
 }
@@ -75,14 +81,17 @@ impl ApiError {
         match self {
             ApiError::Position(NotationError::Syntax(_)) | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
             ApiError::Position(NotationError::Illegal(_)) => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::NoTable(_) | ApiError::NotFound(_) => StatusCode::NOT_FOUND,
+            ApiError::NoTable(_) | ApiError::NotFound(_) | ApiError::NoFile(_) => StatusCode::NOT_FOUND,
+            ApiError::RangeNotSatisfiable(_) => StatusCode::RANGE_NOT_SATISFIABLE,
             ApiError::BatchTooLarge { .. } | ApiError::BodyTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
             ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::Overloaded | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Timeout | ApiError::SearchBusy | ApiError::BeingSolved(_) | ApiError::TableChanged { .. } => {
-                StatusCode::SERVICE_UNAVAILABLE
-            }
+            ApiError::Timeout
+            | ApiError::SearchBusy
+            | ApiError::BeingSolved(_)
+            | ApiError::TableChanged { .. }
+            | ApiError::DownloadsBusy(_) => StatusCode::SERVICE_UNAVAILABLE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -166,6 +175,24 @@ impl ApiError {
             ApiError::Timeout => {
                 Problem::new("timeout", "Request timed out", status, "the request did not finish in time")
             }
+            ApiError::NoFile(name) => Problem::new(
+                "no-such-file",
+                "No such file",
+                status,
+                format!("this server serves no file named {name:?}; `GET /files` lists those it does"),
+            ),
+            ApiError::DownloadsBusy(reason) => Problem::new(
+                "downloads-busy",
+                "Every download slot is taken",
+                status,
+                format!("{reason}; retry when one has finished (a mirror script resumes where it stopped)"),
+            ),
+            ApiError::RangeNotSatisfiable(len) => Problem::new(
+                "range-not-satisfiable",
+                "Range not satisfiable",
+                status,
+                format!("the range starts past the end of the file, which has {len} bytes"),
+            ),
         }
     }
 }
@@ -184,8 +211,12 @@ impl IntoResponse for ApiError {
             ApiError::Overloaded | ApiError::Timeout | ApiError::SearchBusy => {
                 response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             }
-            ApiError::BeingSolved(_) => {
+            ApiError::BeingSolved(_) | ApiError::DownloadsBusy(_) => {
                 response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("5"));
+            }
+            ApiError::RangeNotSatisfiable(len) => {
+                let value = HeaderValue::from_str(&format!("bytes */{len}")).expect("ASCII");
+                response.headers_mut().insert(header::CONTENT_RANGE, value);
             }
             ApiError::TableChanged { .. } => {
                 response.headers_mut().insert(header::RETRY_AFTER, HeaderValue::from_static("60"));

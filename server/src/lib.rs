@@ -6,6 +6,7 @@
 //! configuration, builds missing tables, and serves. Only this crate knows HTTP and JSON.
 
 pub mod config;
+pub mod downloads;
 pub mod error;
 mod guard;
 mod metrics;
@@ -32,6 +33,7 @@ use axum::routing::get;
 use axum::{BoxError, Router};
 use tower::ServiceBuilder;
 use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
@@ -62,6 +64,8 @@ pub struct Limits {
     pub search: search::SearchSettings,
     /// How much each client may ask for.
     pub rate: rate_limit::RateSettings,
+    /// How table downloads are bounded.
+    pub downloads: downloads::DownloadSettings,
 }
 
 impl Default for Limits {
@@ -74,6 +78,7 @@ impl Default for Limits {
             timeout: Duration::from_secs(10),
             search: search::SearchSettings::default(),
             rate: rate_limit::RateSettings::default(),
+            downloads: downloads::DownloadSettings::default(),
         }
     }
 }
@@ -106,6 +111,8 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         .route("/tables", get(routes::info::tables))
         .route("/health", get(routes::info::health))
         .route("/metrics", get(routes::info::metrics))
+        .route("/files", get(routes::files::list))
+        .route("/files/{name}", get(routes::files::download))
         .with_state(state)
         .merge(routes::web::Site::new(&limits).router())
         .merge(SwaggerUi::new("/docs").url("/openapi.json", openapi::spec()))
@@ -130,7 +137,13 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         .layer(middleware::from_fn_with_state(Arc::new(precompressed::Precompressed::default()), precompressed::serve))
         .layer(middleware::from_fn(move |request: Request, next: Next| check_declared_length(request, next, max_body)))
         .layer(middleware::from_fn(move |request: Request, next: Next| check_uri(request, next, max_uri)))
-        .layer(CompressionLayer::new())
+        // Never a file download: its bytes are what its SHA-256 and its byte ranges describe.
+        .layer(CompressionLayer::new().compress_when(DefaultPredicate::new().and(
+            |_: axum::http::StatusCode,
+             _: axum::http::Version,
+             headers: &axum::http::HeaderMap,
+             _: &axum::http::Extensions| { !headers.contains_key(axum::http::header::ACCEPT_RANGES) },
+        )))
         .layer(cors)
         .layer(middleware::from_fn(metrics::track))
         .layer(PropagateRequestIdLayer::new(request_id.clone()))

@@ -3,8 +3,9 @@
 use utoipa::OpenApi;
 
 use shogi4_api::{
-    BatchEntry, BatchRequest, BatchResponse, Category, LongestWin, MainlineMove, MainlineResponse, MoveInfo,
-    ProbeResponse, Problem, SearchStats, Side, Source, TableInfo, TablesResponse,
+    BatchEntry, BatchRequest, BatchResponse, Category, FileEntry, FilesResponse, LongestWin, MainlineMove,
+    MainlineResponse, Manifest, ManifestEntry, MoveInfo, ProbeResponse, Problem, SearchStats, Side, Source, TableInfo,
+    TablesResponse,
 };
 
 use crate::model::{Health, RejectedTable};
@@ -44,14 +45,23 @@ use crate::routes;
             **Positions** are SFEN (`trfk/3c/C3/KFRT b - 1`, side `b` = first player) or Fairy-Stockfish FEN \
             (`trfk/3c/C3/KFRT[] w 0 1`, side `w` = first player). `_` may replace spaces; in a query string send \
             `+` as `%2B`.\n\n\
+            **Downloads.** `GET /files` lists every served table file with its size and SHA-256, then \
+            `SHA256SUMS` and `manifest.json`, which describe the set; `GET /files/{name}` sends one, whole or one \
+            byte range (`Range`, `If-Range`), with its SHA-256 as a strong `ETag` (`If-None-Match` gets 304). \
+            Downloads are limited by bytes, not requests: each client gets a share of the bandwidth (by default \
+            16 MiB/s) and of the download slots (by default 2 of 8); a full house gets 503 \
+            `/problems/downloads-busy` with `Retry-After`, and a transfer whose reader takes nothing for 30 s is \
+            cut. `scripts/mirror-tables.sh URL DIR` fetches a set, resuming and verifying every file.\n\n\
             **Errors** are `application/problem+json` (RFC 9457) with a stable `type`: \
             `/problems/unparsable-position` (400, with the character `offset`), `/problems/bad-request` (400: \
             malformed query string or body), `/problems/illegal-position` (422), `/problems/no-table` (404, with \
             `material` and the `loaded` ones), `/problems/not-found` (404, no such endpoint), \
-            `/problems/method-not-allowed` (405), `/problems/batch-too-large` and `/problems/body-too-large` (413), \
-            `/problems/uri-too-long` (414), `/problems/overloaded` and `/problems/rate-limited` (429), \
-            `/problems/timeout` and `/problems/search-busy` (503; these four carry `Retry-After`), \
-            `/problems/internal` (500, never expected: it is logged).",
+            `/problems/no-such-file` (404), `/problems/method-not-allowed` (405), `/problems/batch-too-large` and \
+            `/problems/body-too-large` (413), `/problems/uri-too-long` (414), `/problems/range-not-satisfiable` \
+            (416, with `Content-Range: bytes */size`), `/problems/overloaded` and `/problems/rate-limited` (429), \
+            `/problems/timeout`, `/problems/search-busy`, `/problems/table-being-solved` (with `material`), \
+            `/problems/table-changed` (with `material`) and `/problems/downloads-busy` (503); those seven 429 and \
+            503 types carry `Retry-After`. `/problems/internal` (500) is never expected: it is logged.",
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
@@ -60,16 +70,20 @@ use crate::routes;
         routes::probe::mainline,
         routes::info::tables,
         routes::info::health,
-        routes::info::metrics
+        routes::info::metrics,
+        routes::files::list,
+        routes::files::download
     ),
     components(schemas(
         ProbeResponse, MoveInfo, Category, Source, SearchStats, Side, MainlineResponse, MainlineMove, BatchRequest,
         BatchResponse,
-        BatchEntry, TablesResponse, TableInfo, LongestWin, Health, RejectedTable, Problem
+        BatchEntry, TablesResponse, TableInfo, LongestWin, Health, RejectedTable, Problem, FilesResponse,
+        FileEntry, Manifest, ManifestEntry
     )),
     tags(
         (name = "probe", description = "Solved values of positions"),
-        (name = "service", description = "Tables, health and metrics")
+        (name = "service", description = "Tables, health and metrics"),
+        (name = "files", description = "Table files for mirrors")
     )
 )]
 struct ApiDoc;

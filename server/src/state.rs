@@ -10,6 +10,7 @@ use shogi4_engine::Material;
 use shogi4_proofs::ProofStore;
 use shogi4_tablebase::{ProbeError, TableError};
 
+use crate::downloads::Downloads;
 use crate::rate_limit::RateLimit;
 use crate::search::SearchService;
 pub use crate::tables::{ServedTable, TableLoading, TableSet};
@@ -31,6 +32,8 @@ pub struct AppState {
     pub search: Arc<SearchService>,
     /// Every client's token bucket.
     pub rate: RateLimit,
+    /// Download slots and every client's byte bucket.
+    pub downloads: Arc<Downloads>,
     /// Closed games being solved in the background, and why solving stopped if it failed.
     solving: RwLock<Solving>,
 }
@@ -51,6 +54,7 @@ impl AppState {
         let set = TableSet::load(dir, loading, None)?;
         let search = Arc::new(SearchService::new(limits.search.clone(), None));
         let rate = RateLimit::new(limits.rate.clone());
+        let downloads = Arc::new(Downloads::new(limits.downloads.clone(), &limits.rate));
         Ok(AppState {
             tables: RwLock::new(Arc::new(set)),
             dir: dir.to_path_buf(),
@@ -59,6 +63,7 @@ impl AppState {
             limits,
             search,
             rate,
+            downloads,
             solving: RwLock::new(Solving::default()),
         })
     }

@@ -27,6 +27,7 @@ use std::sync::Arc;
 
 use axum::http::HeaderValue;
 use memmap2::{Mmap, MmapMut};
+use sha2::Digest;
 use shogi4_api::TableInfo;
 use shogi4_engine::Material;
 use shogi4_tablebase::{ProbeError, Table, TableDir, TableError};
@@ -64,6 +65,8 @@ pub struct ServedTable {
     pub etag: HeaderValue,
     /// `tablebase_probes_total{material}`.
     pub probes: metrics::Counter,
+    /// SHA-256 of the verified bytes, hex: what a mirror checks its download against.
+    pub sha256: String,
     /// The file it was copied from, as it was then: a reload copies only what changed.
     source: FileIdentity,
 }
@@ -105,6 +108,20 @@ impl ServedTable {
     }
 
     fn bytes(&self) -> u64 {
+        self.table.size()
+    }
+
+    /// A copy of bytes `range` of the file, as verified: the copy is made first and the file
+    /// checked after, as [`ServedTable::read`] does, so a mapped file that changed meanwhile
+    /// gives a `table-changed` problem, never its new bytes.
+    pub fn copy_file_bytes(&self, range: std::ops::Range<usize>) -> Result<Vec<u8>, ApiError> {
+        let copy = self.table.file_bytes()[range].to_vec();
+        self.intact()?;
+        Ok(copy)
+    }
+
+    /// The size of the file.
+    pub fn file_size(&self) -> u64 {
         self.table.size()
     }
 }
@@ -251,14 +268,24 @@ fn prepare(
     // Weak: the same answer is sent as identity, gzip or brotli bytes; and derived from the
     // data alone, so it changes exactly when the table does.
     let etag = HeaderValue::from_str(&format!("W/\"{:016x}\"", h.checksum)).expect("ASCII");
+    // Over the bytes that are served, which are the bytes verified: a download can never
+    // carry a file that changed on disk since (a private copy), and a mapped file that changes
+    // is caught by the guard before its bytes leave.
+    let sha256 = hex(&sha2::Sha256::digest(table.file_bytes()));
     Ok(ServedTable {
         holding,
+        sha256,
         info: TableInfo::new(&table),
         etag,
         probes: crate::metrics::probe_counter(&material.to_string()),
         table,
         source: identity,
     })
+}
+
+/// Lowercase hex, as `sha256sum` prints it.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The file's bytes in private anonymous memory, read-only from then on: no change to the

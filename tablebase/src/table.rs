@@ -39,6 +39,11 @@ impl<B: AsRef<[u8]>> Table<B> {
         self.bytes.as_ref().len() as u64
     }
 
+    /// The whole file, as it was checked.
+    pub fn file_bytes(&self) -> &[u8] {
+        self.bytes.as_ref()
+    }
+
     /// The value bytes, one per slot.
     pub fn values(&self) -> &[u8] {
         let start = self.header.values_offset as usize;

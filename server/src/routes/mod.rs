@@ -1,5 +1,6 @@
 //! The endpoints, one module per resource.
 
+pub mod files;
 pub mod info;
 pub mod probe;
 pub mod web;
