@@ -17,7 +17,7 @@
 mod problem;
 mod responses;
 
-pub use problem::Problem;
+pub use problem::{Problem, ProblemType};
 pub use responses::{
     BatchEntry, BatchRequest, BatchResponse, Category, FileEntry, FilesResponse, LongestWin, MainlineMove,
     MainlineResponse, Manifest, ManifestEntry, MoveInfo, ProbeResponse, SearchStats, Side, Source, TableInfo,

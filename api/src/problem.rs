@@ -36,13 +36,205 @@ pub struct Problem {
     pub loaded: Option<Vec<String>>,
 }
 
+/// Every kind of problem the server or the CLI reports: the one catalogue from which each
+/// problem document's `type`, `title` and `status`, the server's `Retry-After` rule and the
+/// OpenAPI text's list of problems are all derived.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProblemType {
+    /// Position notation that cannot be read.
+    UnparsablePosition,
+    /// A malformed query string, body or argument.
+    BadRequest,
+    /// A position that breaks the rules.
+    IllegalPosition,
+    /// No table for the position's closed game.
+    NoTable,
+    /// No such endpoint.
+    NotFound,
+    /// No served file of that name.
+    NoSuchFile,
+    /// The endpoint does not take this method.
+    MethodNotAllowed,
+    /// Too many positions in one batch.
+    BatchTooLarge,
+    /// A request body over the limit.
+    BodyTooLarge,
+    /// A URI over the limit.
+    UriTooLong,
+    /// A byte range past the end of a file.
+    RangeNotSatisfiable,
+    /// The server is at its concurrency limit.
+    Overloaded,
+    /// The client's token bucket is spent.
+    RateLimited,
+    /// The request took too long.
+    Timeout,
+    /// Every search worker stayed busy.
+    SearchBusy,
+    /// The position's table is being solved.
+    TableBeingSolved,
+    /// A table's mapped file changed after it was verified.
+    TableChanged,
+    /// Every download slot is taken.
+    DownloadsBusy,
+    /// Our own fault.
+    Internal,
+    /// A table file cannot be used (the CLI).
+    TableUnusable,
+    /// The proof store cannot be used (the CLI).
+    ProofStore,
+    /// Tables failed their audit (the CLI).
+    AuditFailed,
+    /// A distributed solve failed (the CLI).
+    ClusterFailed,
+}
+
+impl ProblemType {
+    /// Every kind, in the order the API's documentation lists them.
+    pub const ALL: [ProblemType; 23] = [
+        ProblemType::UnparsablePosition,
+        ProblemType::BadRequest,
+        ProblemType::IllegalPosition,
+        ProblemType::NoTable,
+        ProblemType::NotFound,
+        ProblemType::NoSuchFile,
+        ProblemType::MethodNotAllowed,
+        ProblemType::BatchTooLarge,
+        ProblemType::BodyTooLarge,
+        ProblemType::UriTooLong,
+        ProblemType::RangeNotSatisfiable,
+        ProblemType::Overloaded,
+        ProblemType::RateLimited,
+        ProblemType::Timeout,
+        ProblemType::SearchBusy,
+        ProblemType::TableBeingSolved,
+        ProblemType::TableChanged,
+        ProblemType::DownloadsBusy,
+        ProblemType::Internal,
+        ProblemType::TableUnusable,
+        ProblemType::ProofStore,
+        ProblemType::AuditFailed,
+        ProblemType::ClusterFailed,
+    ];
+
+    /// The `type` slug, stable: `/problems/{slug}`.
+    pub fn slug(self) -> &'static str {
+        self.entry().0
+    }
+
+    /// The title every problem of this kind carries.
+    pub fn title(self) -> &'static str {
+        self.entry().1
+    }
+
+    /// The HTTP status (the CLI's problems carry one too, for the same reader).
+    pub fn status(self) -> u16 {
+        self.entry().2
+    }
+
+    /// What else the document or the response carries, for the documentation.
+    pub fn carries(self) -> &'static str {
+        self.entry().3
+    }
+
+    /// Whether the server sends `Retry-After` with it: the refusals for load, which a client
+    /// should retry later.
+    pub fn retry_after(self) -> bool {
+        matches!(
+            self,
+            ProblemType::Overloaded
+                | ProblemType::RateLimited
+                | ProblemType::Timeout
+                | ProblemType::SearchBusy
+                | ProblemType::TableBeingSolved
+                | ProblemType::TableChanged
+                | ProblemType::DownloadsBusy
+        )
+    }
+
+    /// Whether only the CLI reports it (never the server).
+    pub fn cli_only(self) -> bool {
+        matches!(
+            self,
+            ProblemType::TableUnusable
+                | ProblemType::ProofStore
+                | ProblemType::AuditFailed
+                | ProblemType::ClusterFailed
+        )
+    }
+
+    /// The `type` URI reference.
+    pub fn uri(self) -> String {
+        format!("/problems/{}", self.slug())
+    }
+
+    /// (slug, title, status, what else it carries)
+    fn entry(self) -> (&'static str, &'static str, u16, &'static str) {
+        match self {
+            ProblemType::UnparsablePosition => {
+                ("unparsable-position", "Unparsable position", 400, "the character `offset` where reading failed")
+            }
+            ProblemType::BadRequest => ("bad-request", "Malformed request", 400, "malformed query string or body"),
+            ProblemType::IllegalPosition => ("illegal-position", "Illegal position", 422, ""),
+            ProblemType::NoTable => {
+                ("no-table", "No table for this closed game", 404, "`material`, and the `loaded` closed games")
+            }
+            ProblemType::NotFound => ("not-found", "No such endpoint", 404, ""),
+            ProblemType::NoSuchFile => ("no-such-file", "No such file", 404, "`GET /files` lists the served files"),
+            ProblemType::MethodNotAllowed => ("method-not-allowed", "Method not allowed", 405, ""),
+            ProblemType::BatchTooLarge => ("batch-too-large", "Too many positions in one batch", 413, ""),
+            ProblemType::BodyTooLarge => ("body-too-large", "Request body too large", 413, ""),
+            ProblemType::UriTooLong => ("uri-too-long", "URI too long", 414, ""),
+            ProblemType::RangeNotSatisfiable => {
+                ("range-not-satisfiable", "Range not satisfiable", 416, "`Content-Range: bytes */size`")
+            }
+            ProblemType::Overloaded => ("overloaded", "Too many requests in flight", 429, ""),
+            ProblemType::RateLimited => {
+                ("rate-limited", "Rate limit exceeded", 429, "`X-RateLimit-Limit`, `X-RateLimit-Remaining`")
+            }
+            ProblemType::Timeout => ("timeout", "Request timed out", 503, ""),
+            ProblemType::SearchBusy => ("search-busy", "Every search worker is busy", 503, ""),
+            ProblemType::TableBeingSolved => ("table-being-solved", "This table is being solved", 503, "`material`"),
+            ProblemType::TableChanged => {
+                ("table-changed", "This table's file changed on the server", 503, "`material`")
+            }
+            ProblemType::DownloadsBusy => ("downloads-busy", "Every download slot is taken", 503, ""),
+            ProblemType::Internal => ("internal", "Internal server error", 500, "never expected: it is logged"),
+            ProblemType::TableUnusable => ("table-unusable", "Table unusable", 500, ""),
+            ProblemType::ProofStore => ("proof-store", "Proof store unusable", 500, ""),
+            ProblemType::AuditFailed => ("audit-failed", "Audit failed", 500, ""),
+            ProblemType::ClusterFailed => ("cluster-failed", "Distributed solve failed", 500, ""),
+        }
+    }
+
+    /// The list of the server's problems for the API's documentation (Markdown), one line
+    /// each: URI, status, what else it carries, and `Retry-After` where it is sent.
+    pub fn served_catalogue() -> String {
+        ProblemType::ALL
+            .iter()
+            .filter(|kind| !kind.cli_only())
+            .map(|kind| {
+                let mut extras: Vec<&str> = Vec::new();
+                if !kind.carries().is_empty() {
+                    extras.push(kind.carries());
+                }
+                if kind.retry_after() {
+                    extras.push("`Retry-After`");
+                }
+                let extras = if extras.is_empty() { String::new() } else { format!("; {}", extras.join("; ")) };
+                format!("- `{}` ({}{extras}): {}\n", kind.uri(), kind.status(), kind.title())
+            })
+            .collect()
+    }
+}
+
 impl Problem {
-    /// A problem of the kind `/problems/{slug}`.
-    pub fn new(slug: &str, title: &str, status: u16, detail: impl Into<String>) -> Problem {
+    /// A problem of kind `kind`, with this request's `detail`.
+    pub fn new(kind: ProblemType, detail: impl Into<String>) -> Problem {
         Problem {
-            kind: format!("/problems/{slug}"),
-            title: title.to_string(),
-            status,
+            kind: kind.uri(),
+            title: kind.title().to_string(),
+            status: kind.status(),
             detail: detail.into(),
             offset: None,
             material: None,
@@ -54,11 +246,10 @@ impl Problem {
     /// rules (422).
     pub fn from_notation(error: &NotationError) -> Problem {
         match error {
-            NotationError::Syntax(e) => Problem {
-                offset: Some(e.offset),
-                ..Problem::new("unparsable-position", "Unparsable position", 400, error.to_string())
-            },
-            NotationError::Illegal(_) => Problem::new("illegal-position", "Illegal position", 422, error.to_string()),
+            NotationError::Syntax(e) => {
+                Problem { offset: Some(e.offset), ..Problem::new(ProblemType::UnparsablePosition, error.to_string()) }
+            }
+            NotationError::Illegal(_) => Problem::new(ProblemType::IllegalPosition, error.to_string()),
         }
     }
 
@@ -69,7 +260,7 @@ impl Problem {
             ProbeError::NoTable { material, loaded } => Problem {
                 material: Some(material.to_string()),
                 loaded: Some(loaded.iter().map(Material::to_string).collect()),
-                ..Problem::new("no-table", "No table for this closed game", 404, error.to_string())
+                ..Problem::new(ProblemType::NoTable, error.to_string())
             },
             ProbeError::Inconsistent { .. } | ProbeError::Corrupt { .. } => Problem::internal(),
         }
@@ -77,6 +268,26 @@ impl Problem {
 
     /// Our own fault (500); the cause is logged by whoever caught it, never sent.
     pub fn internal() -> Problem {
-        Problem::new("internal", "Internal server error", 500, "an internal error occurred; it has been logged")
+        Problem::new(ProblemType::Internal, "an internal error occurred; it has been logged")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_catalogue_lists_every_kind_once_with_a_distinct_slug() {
+        let slugs: std::collections::HashSet<&str> = ProblemType::ALL.iter().map(|k| k.slug()).collect();
+        assert_eq!(slugs.len(), ProblemType::ALL.len());
+        // ALL is in declaration order, so a kind inserted anywhere but at the end, and not
+        // listed, moves the others off their places.
+        for (i, kind) in ProblemType::ALL.iter().enumerate() {
+            assert_eq!(*kind as usize, i, "{kind:?} is out of place in ALL");
+        }
+        for kind in ProblemType::ALL {
+            assert!((400..600).contains(&kind.status()), "{kind:?}");
+            assert!(!kind.retry_after() || matches!(kind.status(), 429 | 503), "{kind:?}");
+        }
     }
 }

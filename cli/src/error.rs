@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use shogi4_api::Problem;
+use shogi4_api::{Problem, ProblemType};
 use shogi4_engine::{NotationError, ParseMaterialError};
 use shogi4_tablebase::{ProbeError, TableError};
 
@@ -64,13 +64,11 @@ impl CliError {
             CliError::Position(_, e) => Problem::from_notation(e),
             CliError::Probe(e @ ProbeError::NoTable { .. }) => Problem::from_probe(e),
             CliError::Probe(e) => Problem { detail: e.to_string(), ..Problem::from_probe(e) },
-            CliError::Material(_) | CliError::Usage(_) => {
-                Problem::new("bad-request", "Malformed request", 400, self.to_string())
-            }
-            CliError::Table(_) => Problem::new("table-unusable", "Table unusable", 500, self.to_string()),
-            CliError::Store(_) => Problem::new("proof-store", "Proof store unusable", 500, self.to_string()),
-            CliError::AuditFailed(_) => Problem::new("audit-failed", "Audit failed", 500, self.to_string()),
-            CliError::Cluster(_) => Problem::new("cluster-failed", "Distributed solve failed", 500, self.to_string()),
+            CliError::Material(_) | CliError::Usage(_) => Problem::new(ProblemType::BadRequest, self.to_string()),
+            CliError::Table(_) => Problem::new(ProblemType::TableUnusable, self.to_string()),
+            CliError::Store(_) => Problem::new(ProblemType::ProofStore, self.to_string()),
+            CliError::AuditFailed(_) => Problem::new(ProblemType::AuditFailed, self.to_string()),
+            CliError::Cluster(_) => Problem::new(ProblemType::ClusterFailed, self.to_string()),
         }
     }
 }

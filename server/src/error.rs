@@ -3,7 +3,7 @@
 
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-pub use shogi4_api::Problem;
+pub use shogi4_api::{Problem, ProblemType};
 use shogi4_engine::NotationError;
 use shogi4_tablebase::ProbeError;
 
@@ -76,58 +76,54 @@ impl ApiError {
         }
     }
 
+    /// The kind of problem, from the one catalogue.
+    pub fn kind(&self) -> ProblemType {
+        match self {
+            ApiError::Position(NotationError::Syntax(_)) => ProblemType::UnparsablePosition,
+            ApiError::Position(NotationError::Illegal(_)) => ProblemType::IllegalPosition,
+            ApiError::BadRequest(_) => ProblemType::BadRequest,
+            ApiError::NoTable(_) => ProblemType::NoTable,
+            ApiError::NotFound(_) => ProblemType::NotFound,
+            ApiError::NoFile(_) => ProblemType::NoSuchFile,
+            ApiError::RangeNotSatisfiable(_) => ProblemType::RangeNotSatisfiable,
+            ApiError::BatchTooLarge { .. } => ProblemType::BatchTooLarge,
+            ApiError::BodyTooLarge(_) => ProblemType::BodyTooLarge,
+            ApiError::UriTooLong(_) => ProblemType::UriTooLong,
+            ApiError::MethodNotAllowed(_) => ProblemType::MethodNotAllowed,
+            ApiError::Overloaded => ProblemType::Overloaded,
+            ApiError::RateLimited { .. } => ProblemType::RateLimited,
+            ApiError::Timeout => ProblemType::Timeout,
+            ApiError::SearchBusy => ProblemType::SearchBusy,
+            ApiError::BeingSolved(_) => ProblemType::TableBeingSolved,
+            ApiError::TableChanged { .. } => ProblemType::TableChanged,
+            ApiError::DownloadsBusy(_) => ProblemType::DownloadsBusy,
+            ApiError::Internal(_) => ProblemType::Internal,
+        }
+    }
+
     /// The status code.
     pub fn status(&self) -> StatusCode {
-        match self {
-            ApiError::Position(NotationError::Syntax(_)) | ApiError::BadRequest(_) => StatusCode::BAD_REQUEST,
-            ApiError::Position(NotationError::Illegal(_)) => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::NoTable(_) | ApiError::NotFound(_) | ApiError::NoFile(_) => StatusCode::NOT_FOUND,
-            ApiError::RangeNotSatisfiable(_) => StatusCode::RANGE_NOT_SATISFIABLE,
-            ApiError::BatchTooLarge { .. } | ApiError::BodyTooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
-            ApiError::UriTooLong(_) => StatusCode::URI_TOO_LONG,
-            ApiError::MethodNotAllowed(_) => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::Overloaded | ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            ApiError::Timeout
-            | ApiError::SearchBusy
-            | ApiError::BeingSolved(_)
-            | ApiError::TableChanged { .. }
-            | ApiError::DownloadsBusy(_) => StatusCode::SERVICE_UNAVAILABLE,
-            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-        }
+        StatusCode::from_u16(self.kind().status()).expect("the catalogue's statuses are valid")
     }
 
     /// The problem document.
     pub fn problem(&self) -> Problem {
-        let status = self.status().as_u16();
+        let kind = self.kind();
         match self {
             ApiError::Position(e) => Problem::from_notation(e),
             ApiError::NoTable(e) => Problem::from_probe(e),
             ApiError::Internal(_) => Problem::internal(),
-            ApiError::BadRequest(m) => Problem::new("bad-request", "Malformed request", status, m.clone()),
-            ApiError::BatchTooLarge { sent, max } => Problem::new(
-                "batch-too-large",
-                "Too many positions in one batch",
-                status,
-                format!("{sent} positions sent; at most {max} per batch"),
-            ),
-            ApiError::BodyTooLarge(m) => Problem::new("body-too-large", "Request body too large", status, m.clone()),
-            ApiError::UriTooLong(max) => {
-                Problem::new("uri-too-long", "URI too long", status, format!("the URI is longer than {max} bytes"))
+            ApiError::BadRequest(m) => Problem::new(kind, m.clone()),
+            ApiError::BatchTooLarge { sent, max } => {
+                Problem::new(kind, format!("{sent} positions sent; at most {max} per batch"))
             }
-            ApiError::NotFound(m) => Problem::new("not-found", "No such endpoint", status, m.clone()),
-            ApiError::MethodNotAllowed(m) => {
-                Problem::new("method-not-allowed", "Method not allowed", status, m.clone())
-            }
-            ApiError::Overloaded => Problem::new(
-                "overloaded",
-                "Too many requests in flight",
-                status,
-                "the server is at its concurrency limit; retry shortly",
-            ),
+            ApiError::BodyTooLarge(m) => Problem::new(kind, m.clone()),
+            ApiError::UriTooLong(max) => Problem::new(kind, format!("the URI is longer than {max} bytes")),
+            ApiError::NotFound(m) => Problem::new(kind, m.clone()),
+            ApiError::MethodNotAllowed(m) => Problem::new(kind, m.clone()),
+            ApiError::Overloaded => Problem::new(kind, "the server is at its concurrency limit; retry shortly"),
             ApiError::RateLimited { cost, retry_after, limit, .. } if *cost > *limit => Problem::new(
-                "rate-limited",
-                "Rate limit exceeded",
-                status,
+                kind,
                 format!(
                     "this request costs {cost} tokens, more than the {limit} a client can hold (retry after {:.1} s \
                      cannot help): send fewer positions per batch",
@@ -135,9 +131,7 @@ impl ApiError {
                 ),
             ),
             ApiError::RateLimited { cost, retry_after, limit, .. } => Problem::new(
-                "rate-limited",
-                "Rate limit exceeded",
-                status,
+                kind,
                 format!(
                     "this request costs {cost} tokens and your budget ({limit} at most) is spent; retry after {:.1} s \
                      (table probes cost 1, mainlines 5, searches 10; for bulk use, download the tables)",
@@ -147,18 +141,14 @@ impl ApiError {
             ApiError::BeingSolved(material) => Problem {
                 material: Some(material.to_string()),
                 ..Problem::new(
-                    "table-being-solved",
-                    "This table is being solved",
-                    status,
+                    kind,
                     format!("the {material} table is being solved on this server right now; retry in a few seconds"),
                 )
             },
             ApiError::TableChanged { material, reason } => Problem {
                 material: Some(material.to_string()),
                 ..Problem::new(
-                    "table-changed",
-                    "This table's file changed on the server",
-                    status,
+                    kind,
                     format!(
                         "the {material} table is served from its file, and {reason}; no answer is given from bytes \
                          that were not verified. The operator must restore the file and reload the tables"
@@ -166,33 +156,22 @@ impl ApiError {
                 )
             },
             ApiError::SearchBusy => Problem::new(
-                "search-busy",
-                "Every search worker is busy",
-                status,
+                kind,
                 "positions without a table are answered by proof search, and every search worker stayed busy for \
                  the whole search budget; retry shortly",
             ),
-            ApiError::Timeout => {
-                Problem::new("timeout", "Request timed out", status, "the request did not finish in time")
-            }
+            ApiError::Timeout => Problem::new(kind, "the request did not finish in time"),
             ApiError::NoFile(name) => Problem::new(
-                "no-such-file",
-                "No such file",
-                status,
+                kind,
                 format!("this server serves no file named {name:?}; `GET /files` lists those it does"),
             ),
             ApiError::DownloadsBusy(reason) => Problem::new(
-                "downloads-busy",
-                "Every download slot is taken",
-                status,
+                kind,
                 format!("{reason}; retry when one has finished (a mirror script resumes where it stopped)"),
             ),
-            ApiError::RangeNotSatisfiable(len) => Problem::new(
-                "range-not-satisfiable",
-                "Range not satisfiable",
-                status,
-                format!("the range starts past the end of the file, which has {len} bytes"),
-            ),
+            ApiError::RangeNotSatisfiable(len) => {
+                Problem::new(kind, format!("the range starts past the end of the file, which has {len} bytes"))
+            }
         }
     }
 }
@@ -231,5 +210,66 @@ impl IntoResponse for ApiError {
             _ => {}
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One error of every variant (a new variant must be added here, or `kind`'s exhaustive
+    /// match is the only place it is checked).
+    fn every_error() -> Vec<ApiError> {
+        let material: shogi4_engine::Material = "KKC".parse().unwrap();
+        let syntax = shogi4_engine::Position::parse("x").unwrap_err();
+        let illegal = shogi4_engine::Position::parse("kk2/4/4/K3 b - 1").unwrap_err();
+        vec![
+            ApiError::Position(syntax),
+            ApiError::Position(illegal),
+            ApiError::NoTable(ProbeError::NoTable { material, loaded: vec![] }),
+            ApiError::BadRequest("x".into()),
+            ApiError::BatchTooLarge { sent: 2, max: 1 },
+            ApiError::BodyTooLarge("x".into()),
+            ApiError::UriTooLong(10),
+            ApiError::NotFound("x".into()),
+            ApiError::MethodNotAllowed("x".into()),
+            ApiError::Overloaded,
+            ApiError::Timeout,
+            ApiError::SearchBusy,
+            ApiError::BeingSolved(material),
+            ApiError::RateLimited {
+                cost: 1,
+                retry_after: std::time::Duration::from_millis(300),
+                limit: 5,
+                remaining: 0,
+            },
+            ApiError::TableChanged { material, reason: "x".into() },
+            ApiError::NoFile("x".into()),
+            ApiError::DownloadsBusy("x".into()),
+            ApiError::RangeNotSatisfiable(10),
+            ApiError::Internal("x".into()),
+        ]
+    }
+
+    /// Each error answers as the catalogue says (type, title, status, `Retry-After`), and the
+    /// served OpenAPI text lists its type: a type the server can emit is never undocumented.
+    #[test]
+    fn every_error_answers_as_the_catalogue_says_and_is_documented() {
+        let spec = crate::openapi::spec_json();
+        let mut seen = std::collections::HashSet::new();
+        for error in every_error() {
+            let kind = error.kind();
+            seen.insert(kind);
+            let problem = error.problem();
+            assert_eq!((problem.kind.as_str(), problem.title.as_str()), (kind.uri().as_str(), kind.title()));
+            assert_eq!(problem.status, kind.status());
+            let response = error.into_response();
+            assert_eq!(response.status().as_u16(), kind.status());
+            assert_eq!(response.headers().contains_key(header::RETRY_AFTER), kind.retry_after(), "{kind:?}");
+            assert!(!kind.cli_only(), "{kind:?}");
+            assert!(spec.contains(&format!("`{}`", kind.uri())), "{kind:?} is missing from the OpenAPI text");
+        }
+        let served = ProblemType::ALL.iter().filter(|k| !k.cli_only()).count();
+        assert_eq!(seen.len(), served, "a served kind no error produces");
     }
 }

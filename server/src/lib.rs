@@ -115,7 +115,7 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         .route("/files/{name}", get(routes::files::download))
         .with_state(state)
         .merge(routes::web::Site::new(&limits).router())
-        .merge(SwaggerUi::new("/docs").url("/openapi.json", openapi::spec()))
+        .merge(SwaggerUi::new("/docs").url("/openapi.json", openapi::spec_with(&limits)))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))

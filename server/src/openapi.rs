@@ -4,8 +4,8 @@ use utoipa::OpenApi;
 
 use shogi4_api::{
     BatchEntry, BatchRequest, BatchResponse, Category, FileEntry, FilesResponse, LongestWin, MainlineMove,
-    MainlineResponse, Manifest, ManifestEntry, MoveInfo, ProbeResponse, Problem, SearchStats, Side, Source, TableInfo,
-    TablesResponse,
+    MainlineResponse, Manifest, ManifestEntry, MoveInfo, ProbeResponse, Problem, ProblemType, SearchStats, Side,
+    Source, TableInfo, TablesResponse,
 };
 
 use crate::model::{Health, RejectedTable};
@@ -36,8 +36,7 @@ use crate::routes;
             way. `GET /mainline` gives the line for proven search results, and an empty one otherwise. Searches \
             run a fixed number at a time; when every search worker stays busy for a whole search budget the \
             answer is `/problems/search-busy` (503, with `Retry-After`).\n\n\
-            **Rate limits.** Each client (an IPv4 address, or an IPv6 /64) has a token bucket: by default 50 \
-            tokens a second, 250 at most. A table probe costs 1 token (each table position of a batch too), a \
+            **Rate limits.** Each client (an IPv4 address, or an IPv6 /64) has a token bucket: {rate}. A table probe costs 1 token (each table position of a batch too), a \
             table mainline 5, any search (probe, batch entry or mainline) 10; `/health`, `/metrics` and the docs \
             are free. A spent budget gets 429 `/problems/rate-limited` with `Retry-After` (seconds until the \
             request's whole cost is available), `X-RateLimit-Limit` and `X-RateLimit-Remaining`. For bulk use, \
@@ -48,20 +47,10 @@ use crate::routes;
             **Downloads.** `GET /files` lists every served table file with its size and SHA-256, then \
             `SHA256SUMS` and `manifest.json`, which describe the set; `GET /files/{name}` sends one, whole or one \
             byte range (`Range`, `If-Range`), with its SHA-256 as a strong `ETag` (`If-None-Match` gets 304). \
-            Downloads are limited by bytes, not requests: each client gets a share of the bandwidth (by default \
-            16 MiB/s) and of the download slots (by default 2 of 8); a full house gets 503 \
-            `/problems/downloads-busy` with `Retry-After`, and a transfer whose reader takes nothing for 30 s is \
+            Downloads are limited by bytes, not requests: {downloads}; a full house gets 503 \
+            `/problems/downloads-busy` with `Retry-After`, and a transfer whose reader takes nothing for {stall} s is \
             cut. `scripts/mirror-tables.sh URL DIR` fetches a set, resuming and verifying every file.\n\n\
-            **Errors** are `application/problem+json` (RFC 9457) with a stable `type`: \
-            `/problems/unparsable-position` (400, with the character `offset`), `/problems/bad-request` (400: \
-            malformed query string or body), `/problems/illegal-position` (422), `/problems/no-table` (404, with \
-            `material` and the `loaded` ones), `/problems/not-found` (404, no such endpoint), \
-            `/problems/no-such-file` (404), `/problems/method-not-allowed` (405), `/problems/batch-too-large` and \
-            `/problems/body-too-large` (413), `/problems/uri-too-long` (414), `/problems/range-not-satisfiable` \
-            (416, with `Content-Range: bytes */size`), `/problems/overloaded` and `/problems/rate-limited` (429), \
-            `/problems/timeout`, `/problems/search-busy`, `/problems/table-being-solved` (with `material`), \
-            `/problems/table-changed` (with `material`) and `/problems/downloads-busy` (503); those seven 429 and \
-            503 types carry `Retry-After`. `/problems/internal` (500) is never expected: it is logged.",
+            **Errors** are `application/problem+json` (RFC 9457) with a stable `type`, one of:\n\n",
         license(name = "MIT OR Apache-2.0")
     ),
     paths(
@@ -88,9 +77,36 @@ use crate::routes;
 )]
 struct ApiDoc;
 
-/// The OpenAPI document.
+/// The OpenAPI document of a server with the default limits (the checked-in form).
 pub fn spec() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+    spec_with(&crate::Limits::default())
+}
+
+/// The OpenAPI document of a server with these limits: its text states the limits as
+/// configured, and lists the problem types from the catalogue ([`ProblemType`]), the one place
+/// that says which exist and which carry `Retry-After`.
+pub fn spec_with(limits: &crate::Limits) -> utoipa::openapi::OpenApi {
+    let mut spec = ApiDoc::openapi();
+    let rate = match limits.rate.per_second {
+        0 => "none on this server (rate limiting is off)".to_string(),
+        per_second => format!("{per_second} tokens a second, {} at most", limits.rate.burst),
+    };
+    let d = &limits.downloads;
+    let bandwidth = match d.kib_per_second {
+        0 => "any bandwidth".to_string(),
+        kib => format!("{kib} KiB/s of bandwidth"),
+    };
+    let downloads = format!(
+        "each client gets {bandwidth} and {} of the server's {} download slots",
+        d.max_per_client, d.max_downloads
+    );
+    let description = spec.info.description.get_or_insert_with(String::new);
+    *description = description
+        .replace("{rate}", &rate)
+        .replace("{downloads}", &downloads)
+        .replace("{stall}", &d.stall.as_secs().to_string());
+    description.push_str(&ProblemType::served_catalogue());
+    spec
 }
 
 /// The OpenAPI document as pretty JSON with a trailing newline (the checked-in form).

@@ -606,3 +606,17 @@ async fn unreadable_batch_entries_cost_tokens() {
     let (status, headers, body) = send(router, post_json(&garbage.to_string())).await;
     assert_problem(status, &headers, &body, StatusCode::TOO_MANY_REQUESTS);
 }
+
+/// The served OpenAPI text states the limits this server was started with, not the defaults.
+#[tokio::test]
+async fn the_served_spec_states_the_configured_limits() {
+    let limits = Limits { rate: RateSettings { per_second: 7, burst: 35, ..RateSettings::default() }, ..limits() };
+    let (status, _, spec) = send(router_with(limits), Request::get("/openapi.json").body(Body::empty()).unwrap()).await;
+    assert_eq!(status, StatusCode::OK);
+    let text = spec["info"]["description"].as_str().unwrap();
+    assert!(text.contains("7 tokens a second, 35 at most"), "{text}");
+    assert!(!text.contains("{rate}") && !text.contains("{downloads}") && !text.contains("{stall}"), "{text}");
+    let (_, _, spec) = get("/openapi.json").await;
+    let text = spec["info"]["description"].as_str().unwrap();
+    assert!(text.contains("none on this server (rate limiting is off)"), "{text}");
+}
