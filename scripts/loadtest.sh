@@ -7,12 +7,16 @@
 #       one KKCF position, over the default table set in tables/ (the quick start builds it)
 #   scripts/loadtest.sh [SECONDS_PER_ROUND] [ROUNDS] DIR GAME
 #       random positions of GAME (e.g. KKCFRT, solved into DIR), a new one every request
+#   scripts/loadtest.sh [SECONDS_PER_ROUND] [ROUNDS] DIR GAME COMPRESSED_DIR
+#       the same, and in each round the same positions from a second server on the
+#       compressed tables of COMPRESSED_DIR (`shogi4 compress DIR --out COMPRESSED_DIR`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${1:-5}"
 rounds="${2:-5}"
 tables="${3:-tables}"
 game="${4:-}"
+compressed="${5:-}"
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 cargo build --release -q -p shogi4-server
 port=18088
@@ -20,9 +24,18 @@ port=18088
 target/release/shogi4-server --bind "127.0.0.1:$port" --no-solve --tables "$tables" --proof-store none \
   --rate-limit 100000000 --rate-burst 100000000 >/dev/null 2>/tmp/shogi4-loadtest.log &
 server=$!
+second=$server
+if [ -n "$compressed" ]; then
+  target/release/shogi4-server --bind "127.0.0.1:$((port + 1))" --no-solve --tables "$compressed" --proof-store none \
+    --rate-limit 100000000 --rate-burst 100000000 >/dev/null 2>/tmp/shogi4-loadtest-compressed.log &
+  second=$!
+fi
 scratch=$(mktemp -d)
-trap 'kill $server 2>/dev/null; rm -rf "$scratch"' EXIT
+trap 'kill $server $second 2>/dev/null; rm -rf "$scratch"' EXIT
 for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
+if [ -n "$compressed" ]; then
+  for _ in $(seq 300); do curl -sf "http://127.0.0.1:$((port + 1))/health" >/dev/null && break; sleep 0.2; done
+fi
 if [ -n "$game" ]; then
   cargo run --release -q -p shogi4-engine --example sample_positions -- "$game" 100000 >"$scratch/positions"
   probe="/probe (random $game positions)"
@@ -37,11 +50,16 @@ else
 fi
 curl -sf "http://127.0.0.1:$port/probe?pos=1k2/C3/2f1/K3_b_-_1" >/dev/null || true
 results="$scratch/results"
+kinds=(health probe)
+[ -z "$compressed" ] || kinds+=(compressed)
 for round in $(seq "$rounds"); do
-  for which in health probe; do
+  for which in "${kinds[@]}"; do
     if [ "$which" = health ]; then
       out=$(wrk -t2 -c64 -d"${duration}s" --latency "http://127.0.0.1:$port/health")
       label=/health
+    elif [ "$which" = compressed ]; then
+      out=$(wrk -t2 -c64 -d"${duration}s" --latency "${probe_args[@]}" "http://127.0.0.1:$((port + 1))$probe_path")
+      label="$probe, compressed"
     else
       out=$(wrk -t2 -c64 -d"${duration}s" --latency "${probe_args[@]}" "http://127.0.0.1:$port$probe_path")
       label="$probe"
@@ -61,3 +79,8 @@ ceiling=$(awk '$1 == "health" {print $2}' "$results" | median)
 probed=$(awk '$1 == "probe" {print $2}' "$results" | median)
 p99=$(awk '$1 == "probe" {print $3}' "$results" | median)
 echo "median /health $ceiling req/s, $probe $probed req/s, ratio $(awk -v a="$probed" -v b="$ceiling" 'BEGIN {printf "%.2f", a / b}'), probe p99 ${p99}ms"
+if [ -n "$compressed" ]; then
+  packed=$(awk '$1 == "compressed" {print $2}' "$results" | median)
+  packed_p99=$(awk '$1 == "compressed" {print $3}' "$results" | median)
+  echo "median compressed $packed req/s, $(awk -v a="$packed" -v b="$probed" 'BEGIN {printf "%.2f", a / b}') × the plain tables', probe p99 ${packed_p99}ms"
+fi

@@ -88,7 +88,31 @@ enum Command {
         /// With --hostfile: this process's line in the host file, from 0.
         #[arg(long, requires = "hostfile")]
         process: Option<usize>,
+        /// Write each solved table compressed (format version 2), as `shogi4 compress` does.
+        #[arg(long, conflicts_with_all = ["cluster", "hostfile"])]
+        compress: bool,
         /// Print one JSON object of statistics per table (JSON Lines) instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Rewrite tables in the compressed format (version 2): the same values, a fraction of
+    /// the bytes, still read in place. Each result is checked against its source before it
+    /// is written.
+    Compress {
+        /// Table files or directories of tables.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// Directory for the compressed tables (the source's own directory replaces them there).
+        #[arg(long)]
+        out: PathBuf,
+        /// Write plain tables (version 1) instead: a compressed table back to the bytes it came
+        /// from.
+        #[arg(long)]
+        plain: bool,
+        /// Worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// Print one JSON object per table instead.
         #[arg(long)]
         json: bool,
     },
@@ -251,6 +275,7 @@ impl Command {
             | Command::Count { json, .. }
             | Command::Solve { json, .. }
             | Command::Bench { json, .. }
+            | Command::Compress { json, .. }
             | Command::Audit { json, .. }
             | Command::Info { json, .. }
             | Command::Probe(Query { json, .. })
@@ -297,6 +322,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             workers,
             hostfile,
             process,
+            compress,
             json,
         } => {
             let checkpoints = resume.then(|| std::time::Duration::from_secs(checkpoint_secs));
@@ -315,9 +341,14 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 return commands::cluster::run(&materials[0], place, &options);
             }
             let selection = commands::solve::Selection { materials, all_up_to: max_pieces.filter(|_| all) };
-            with_threads(threads, || commands::solve::run(selection, &out, missing, max_memory, checkpoints, json))
+            with_threads(threads, || {
+                commands::solve::run(selection, &out, missing, max_memory, checkpoints, compress, json)
+            })
         }
         Command::Bench { material, threads, json } => with_threads(threads, || commands::solve::bench(&material, json)),
+        Command::Compress { paths, out, plain, threads, json } => {
+            with_threads(threads, || commands::compress::run(&paths, &out, plain, json))
+        }
         Command::Audit { paths, threads, json } => with_threads(threads, || commands::audit::run(&paths, json)),
         Command::Info { file, json } => commands::info::run(&file, json),
         Command::Probe(q) => commands::probe::probe(&q.pos, &q.tables, &q.search.budget(), q.json),

@@ -298,3 +298,36 @@ fn a_table_under_another_games_name_fails_the_audit() {
     assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
     assert!(stdout(&output).starts_with("FAIL"), "{}", stdout(&output));
 }
+
+/// `solve --compress`, `compress`, `info`, `audit`, `probe` on compressed tables, and
+/// `compress --plain` back to the very bytes the solver wrote.
+#[test]
+fn compressed_tables_round_trip_through_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, packed, back) = (dir.path().join("plain"), dir.path().join("packed"), dir.path().join("back"));
+    let (plain_s, packed_s, back_s) = (plain.to_str().unwrap(), packed.to_str().unwrap(), back.to_str().unwrap());
+    assert!(shogi4(&["solve", "KK", "KKC", "KKCF", "--out", plain_s]).status.success());
+    let output = shogi4(&["compress", plain_s, "--out", packed_s, "--json"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let lines: Vec<serde_json::Value> = stdout(&output).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3);
+    let kkcf = &lines[2];
+    assert_eq!(kkcf["material"], "KKCF");
+    assert!(kkcf["bytes_after"].as_u64().unwrap() < kkcf["bytes_before"].as_u64().unwrap());
+    let info = stdout(&shogi4(&["info", packed.join("KKCF.s4tb").to_str().unwrap()]));
+    assert!(info.contains("version 2, compressed"), "{info}");
+    assert!(shogi4(&["audit", packed_s]).status.success());
+    for tables in [plain_s, packed_s] {
+        let probe = shogi4(&["probe", "k3/4/4/K3 b C 1", "--tables", tables, "--json"]);
+        let probe: serde_json::Value = serde_json::from_str(&stdout(&probe)).unwrap();
+        assert_eq!((probe["category"].as_str(), probe["dtw"].as_u64()), (Some("win"), Some(9)), "{tables}");
+    }
+    assert!(shogi4(&["compress", "--plain", packed_s, "--out", back_s]).status.success());
+    for name in ["KK.s4tb", "KKC.s4tb", "KKCF.s4tb"] {
+        assert!(std::fs::read(back.join(name)).unwrap() == std::fs::read(plain.join(name)).unwrap(), "{name}");
+    }
+    // solve --compress writes the compressed form directly.
+    let direct = dir.path().join("direct");
+    assert!(shogi4(&["solve", "KKCF", "--compress", "--out", direct.to_str().unwrap()]).status.success());
+    assert!(std::fs::read(direct.join("KKCF.s4tb")).unwrap() == std::fs::read(packed.join("KKCF.s4tb")).unwrap());
+}

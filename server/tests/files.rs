@@ -176,3 +176,34 @@ async fn download_slots_are_bounded_and_stalled_readers_let_go() {
     let whole = std::fs::metadata(tables_dir().join("KKCF.s4tb")).unwrap().len() as usize;
     assert!(cut.map_or(true, |b| b.len() < whole), "a stalled transfer was finished");
 }
+
+/// Plain and compressed tables side by side: a directory holding both kinds answers every
+/// probe exactly as the plain set does, and offers the compressed file for download as it is.
+#[tokio::test]
+async fn plain_and_compressed_tables_are_served_side_by_side() {
+    let mixed = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("files-mixed");
+    let _ = std::fs::remove_dir_all(&mixed);
+    std::fs::create_dir_all(&mixed).unwrap();
+    for name in ["KK", "KKC"] {
+        std::fs::copy(tables_dir().join(format!("{name}.s4tb")), mixed.join(format!("{name}.s4tb"))).unwrap();
+    }
+    let plain = shogi4_tablebase::open_table(&tables_dir().join("KKCF.s4tb")).unwrap();
+    let packed = plain.to_compressed(&Silent).unwrap();
+    std::fs::write(mixed.join("KKCF.s4tb"), &packed).unwrap();
+    let limits = Limits { rate: RateSettings { per_second: 0, ..RateSettings::default() }, ..Limits::default() };
+    let state = AppState::load(&mixed, TableLoading::default(), limits).unwrap();
+    let mixed_router = app(Arc::new(state), &CorsPolicy::default());
+    let (_, _, health) = fetch(&mixed_router, "/health", &[]).await;
+    assert_eq!(serde_json::from_slice::<Json>(&health).unwrap()["status"], "ok");
+    let reference = router();
+    let index = plain.index();
+    for slot in (0..plain.header().slots).step_by(997) {
+        let uri = format!("/probe?pos={}", index.position_at(slot).to_sfen().replace(" ", "_").replace("+", "%2B"));
+        let (status, _, ours) = fetch(&mixed_router, &uri, &[]).await;
+        let (_, _, theirs) = fetch(&reference, &uri, &[]).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(ours, theirs, "{uri}");
+    }
+    let (_, _, file) = fetch(&mixed_router, "/files/KKCF.s4tb", &[]).await;
+    assert!(file == packed, "the compressed file is not sent as it is");
+}

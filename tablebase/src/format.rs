@@ -13,8 +13,11 @@ use crate::value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};
 
 /// File magic.
 pub const MAGIC: [u8; 8] = *b"S4TB\r\n\x1a\n";
-/// The format version this code reads and writes.
+/// The format version of plain tables: one value byte per slot.
 pub const VERSION: u32 = 1;
+/// The format version of compressed tables (see [`crate::compressed`]): the same header, and
+/// a compressed section where the value bytes were.
+pub const VERSION_COMPRESSED: u32 = 2;
 /// The value encoding this code reads and writes.
 pub const VALUE_ENCODING: u32 = 1;
 /// The XXH3-64 checksum (the header field) of the table this project's solver writes for
@@ -219,6 +222,8 @@ pub enum TableError {
     },
     /// A solve's checkpoint cannot be resumed from.
     Checkpoint(crate::CheckpointError),
+    /// A compressed section that cannot be read: malformed, or a block failing its checksum.
+    Compressed(crate::compressed::DecodeError),
     /// The file's name and the material in its header disagree.
     NameMismatch {
         /// The file.
@@ -228,17 +233,43 @@ pub enum TableError {
     },
 }
 
-/// A value byte that cannot be decoded: 255 (look in the overflow table) with no overflow
-/// entry for its slot. Only a damaged table has one; a verified checksum rules it out.
+/// A value that cannot be read from a damaged table: a 255 byte (look in the overflow table)
+/// with no overflow entry for its slot, or, in a compressed table, a block that fails its
+/// checksum or cannot be decoded. A verified checksum rules both out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CorruptValue {
-    /// The slot whose byte is 255.
+    /// The slot that was read.
     pub slot: u64,
+    /// What is wrong.
+    pub damage: Damage,
+}
+
+/// What makes a value unreadable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Damage {
+    /// Byte 255 with no overflow entry.
+    MissingOverflow,
+    /// A compressed block that fails its checksum or does not decode.
+    Block(u64),
+}
+
+impl CorruptValue {
+    /// Byte 255 at `slot` without its overflow entry.
+    pub fn missing_overflow(slot: u64) -> CorruptValue {
+        CorruptValue { slot, damage: Damage::MissingOverflow }
+    }
 }
 
 impl fmt::Display for CorruptValue {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "slot {} holds byte 255 but the overflow table has no entry for it", self.slot)
+        match self.damage {
+            Damage::MissingOverflow => {
+                write!(f, "slot {} holds byte 255 but the overflow table has no entry for it", self.slot)
+            }
+            Damage::Block(block) => {
+                write!(f, "slot {} lies in compressed block {block}, which fails its checksum", self.slot)
+            }
+        }
     }
 }
 
@@ -255,7 +286,9 @@ impl fmt::Display for TableError {
                 write!(f, "the header accounts for {expected} bytes, the file has {found}")
             }
             TableError::BadMagic => write!(f, "not a Shogi4 table (bad magic)"),
-            TableError::UnsupportedVersion(v) => write!(f, "format version {v}; this build reads version {VERSION}"),
+            TableError::UnsupportedVersion(v) => {
+                write!(f, "format version {v}; this build reads versions {VERSION} and {VERSION_COMPRESSED}")
+            }
             TableError::UnsupportedEncoding(v) => {
                 write!(f, "value encoding {v}; this build reads encoding {VALUE_ENCODING}")
             }
@@ -286,6 +319,12 @@ impl fmt::Display for TableError {
                 )
             }
             TableError::Checkpoint(e) => write!(f, "{e}"),
+            TableError::Compressed(crate::compressed::DecodeError::Malformed(what)) => {
+                write!(f, "malformed compressed section: {what}")
+            }
+            TableError::Compressed(crate::compressed::DecodeError::DamagedBlock(block)) => {
+                write!(f, "compressed block {block} fails its checksum")
+            }
             TableError::NameMismatch { path, header } => {
                 write!(
                     f,
@@ -333,13 +372,15 @@ pub struct Header {
     pub overflow_entries: u64,
     /// XXH3-64 of the whole file, this field read as zero.
     pub checksum: u64,
-    /// Offset of the value array.
+    /// Offset of the value array (of a compressed table: of its compressed section).
     pub values_offset: u64,
+    /// Of a compressed table, the compressed section's size in bytes; `None` for a plain one.
+    pub compressed_bytes: Option<u64>,
 }
 
 impl Header {
     /// The header of a table with these contents, its checksum still zero.
-    fn unsummed(material: Material, slots: u64, statistics: &Statistics, overflow: &[(u64, u32)]) -> Header {
+    pub(crate) fn unsummed(material: Material, slots: u64, statistics: &Statistics, overflow: &[(u64, u32)]) -> Header {
         let histogram_end = FIXED_HEADER + 8 * statistics.histogram.len();
         Header {
             material,
@@ -348,6 +389,7 @@ impl Header {
             overflow_entries: overflow.len() as u64,
             checksum: 0,
             values_offset: (histogram_end as u64).next_multiple_of(layout::VALUES_ALIGN),
+            compressed_bytes: None,
         }
     }
 
@@ -358,12 +400,26 @@ impl Header {
 
     /// Offset of the overflow table.
     pub fn overflow_offset(&self) -> u64 {
-        (self.values_offset + self.slots).next_multiple_of(layout::OVERFLOW_ALIGN)
+        // Saturating: a damaged header's sizes must come out as "too large", not wrap.
+        self.values_offset
+            .saturating_add(self.compressed_bytes.unwrap_or(self.slots))
+            .saturating_add(layout::OVERFLOW_ALIGN - 1)
+            / layout::OVERFLOW_ALIGN
+            * layout::OVERFLOW_ALIGN
+    }
+
+    /// The format version: [`VERSION`] or [`VERSION_COMPRESSED`].
+    pub fn version(&self) -> u32 {
+        if self.compressed_bytes.is_some() {
+            VERSION_COMPRESSED
+        } else {
+            VERSION
+        }
     }
 
     /// Total file size.
     pub fn file_size(&self) -> u64 {
-        self.overflow_offset() + self.overflow_entries * OVERFLOW_ENTRY as u64
+        self.overflow_offset().saturating_add(self.overflow_entries.saturating_mul(OVERFLOW_ENTRY as u64))
     }
 
     /// Reads and checks the header of `bytes` (the whole file), without the checksum.
@@ -379,7 +435,7 @@ impl Header {
         let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
         let u64_in = |at: std::ops::Range<usize>| u64_at(at.start);
         let version = u32_at(layout::VERSION);
-        if version != VERSION {
+        if version != VERSION && version != VERSION_COMPRESSED {
             return Err(TableError::UnsupportedVersion(version));
         }
         let encoding = u32_at(layout::ENCODING);
@@ -405,6 +461,14 @@ impl Header {
         if found < values_offset {
             return Err(TableError::Truncated { expected: values_offset, found });
         }
+        let compressed_bytes = if version == VERSION_COMPRESSED {
+            if found < values_offset + 8 {
+                return Err(TableError::Truncated { expected: values_offset + 8, found });
+            }
+            Some(u64_at(values_offset as usize + crate::compressed::layout::SECTION_BYTES))
+        } else {
+            None
+        };
         let histogram: Vec<u64> = (0..histogram_len as usize).map(|i| u64_at(FIXED_HEADER + 8 * i)).collect();
         let statistics = Statistics {
             positions: u64_in(layout::POSITIONS),
@@ -434,7 +498,11 @@ impl Header {
             overflow_entries: u64_in(layout::OVERFLOW_ENTRIES),
             checksum: u64_in(layout::CHECKSUM),
             values_offset,
+            compressed_bytes,
         };
+        if header.compressed_bytes.is_some_and(|b| b > found) {
+            return Err(TableError::Truncated { expected: header.compressed_bytes.unwrap_or(0), found });
+        }
         let expected = header.file_size();
         match found.cmp(&expected) {
             std::cmp::Ordering::Less => Err(TableError::Truncated { expected, found }),
@@ -443,12 +511,12 @@ impl Header {
         }
     }
 
-    fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let s = &self.statistics;
         let mut out = vec![0u8; self.values_offset as usize];
         let mut put = |at: std::ops::Range<usize>, bytes: &[u8]| out[at].copy_from_slice(bytes);
         put(layout::MAGIC, &MAGIC);
-        put(layout::VERSION, &VERSION.to_le_bytes());
+        put(layout::VERSION, &self.version().to_le_bytes());
         put(layout::VALUES_OFFSET, &(self.values_offset as u32).to_le_bytes());
         let mut name = [0u8; 16];
         let text = self.material.to_string();
@@ -523,7 +591,7 @@ impl SolvedTable {
     }
 }
 
-fn overflow_bytes(overflow: &[(u64, u32)]) -> Vec<u8> {
+pub(crate) fn overflow_bytes(overflow: &[(u64, u32)]) -> Vec<u8> {
     let mut out = Vec::with_capacity(overflow.len() * OVERFLOW_ENTRY);
     for &(slot, dtw) in overflow {
         out.extend_from_slice(&slot.to_le_bytes());
@@ -653,7 +721,7 @@ impl Drop for TableWriter {
 #[inline]
 pub(crate) fn decode(code: u8, slot: u64, overflow: impl FnOnce(u64) -> Option<u32>) -> Result<Value, CorruptValue> {
     if code == OVERFLOW_CODE {
-        let dtw = overflow(slot).ok_or(CorruptValue { slot })?;
+        let dtw = overflow(slot).ok_or(CorruptValue::missing_overflow(slot))?;
         debug_assert!(dtw > MAX_INLINE_DTW);
         Ok(Value::from_dtw(dtw))
     } else {

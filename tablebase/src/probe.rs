@@ -214,7 +214,7 @@ impl<B: AsRef<[u8]>> Table<B> {
             let result = (!flags.royal_capture).then(|| position.play_unchecked(mv));
             let value = match result {
                 None => Value::Win(1),
-                Some(_) => self.value(children.index_after(mv)).map_err(|cause| corrupt(self, cause))?.for_mover(),
+                Some(_) => self.value_after(&children, position, mv).map_err(|cause| corrupt(self, cause))?.for_mover(),
             };
             moves.push(MoveValue { mv, result, value, flags });
         }

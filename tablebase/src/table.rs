@@ -3,17 +3,21 @@
 use std::path::Path;
 
 use memmap2::Mmap;
-use shogi4_engine::{MaterialIndex, Position};
+use shogi4_engine::{Children, MaterialIndex, Move, Position};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::format::{decode, layout, CorruptValue, Header, TableError};
+use crate::compressed::{DecodeError, Decoder};
+use crate::format::{decode, layout, CorruptValue, Damage, Header, TableError};
 use crate::value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};
 
-/// A validated table over bytes `B` (a `Vec<u8>`, or an [`Mmap`] of the file).
+/// A validated table over bytes `B` (a `Vec<u8>`, or an [`Mmap`] of the file), plain or
+/// compressed.
 pub struct Table<B> {
     bytes: B,
     header: Header,
     index: MaterialIndex,
+    /// For a compressed table, its parsed section.
+    decoder: Option<Decoder>,
 }
 
 impl<B: AsRef<[u8]>> Table<B> {
@@ -21,7 +25,15 @@ impl<B: AsRef<[u8]>> Table<B> {
     pub fn new(bytes: B) -> Result<Table<B>, TableError> {
         let header = Header::parse(bytes.as_ref())?;
         let index = MaterialIndex::new(header.material);
-        Ok(Table { bytes, header, index })
+        let decoder = match header.compressed_bytes {
+            Some(size) => {
+                let start = header.values_offset as usize;
+                let section = &bytes.as_ref()[start..start + size as usize];
+                Some(Decoder::parse(section, header.slots).map_err(TableError::Compressed)?)
+            }
+            None => None,
+        };
+        Ok(Table { bytes, header, index, decoder })
     }
 
     /// The header: material, slot count, statistics, checksum.
@@ -44,10 +56,68 @@ impl<B: AsRef<[u8]>> Table<B> {
         self.bytes.as_ref()
     }
 
-    /// The value bytes, one per slot.
-    pub fn values(&self) -> &[u8] {
+    /// Whether the table is compressed (format version 2).
+    pub fn is_compressed(&self) -> bool {
+        self.decoder.is_some()
+    }
+
+    /// The value bytes, one per slot, of a plain table; `None` for a compressed one (see
+    /// [`Table::decompressed_values`]).
+    pub fn values(&self) -> Option<&[u8]> {
+        if self.decoder.is_some() {
+            return None;
+        }
         let start = self.header.values_offset as usize;
-        &self.bytes.as_ref()[start..start + self.header.slots as usize]
+        Some(&self.bytes.as_ref()[start..start + self.header.slots as usize])
+    }
+
+    /// Every value byte, as a plain table of the same game holds them: the bytes a compressed
+    /// table stores, with the rules' win in 1 wherever the rules decide the slot.
+    pub fn decompressed_values(&self) -> Result<std::borrow::Cow<'_, [u8]>, TableError> {
+        let Some(decoder) = &self.decoder else {
+            return Ok(std::borrow::Cow::Borrowed(self.values().expect("a plain table")));
+        };
+        let mut values = decoder.decode_all(self.section()).map_err(TableError::Compressed)?;
+        let win_in_one = Value::Win(1).encode();
+        use rayon::prelude::*;
+        const CHUNK: usize = 1 << 16;
+        let index = &self.index;
+        values.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
+            let first = (c * CHUNK) as u64;
+            index.for_each_position(first..first + chunk.len() as u64, |slot, position| {
+                if position.can_capture_royal() {
+                    chunk[(slot - first) as usize] = win_in_one;
+                }
+            });
+        });
+        Ok(std::borrow::Cow::Owned(values))
+    }
+
+    fn section(&self) -> &[u8] {
+        let start = self.header.values_offset as usize;
+        &self.bytes.as_ref()[start..start + self.header.compressed_bytes.unwrap_or(0) as usize]
+    }
+
+    /// The stored byte of `slot`. Of a compressed table, only meaningful where the rules do
+    /// not decide the slot.
+    #[inline]
+    fn stored(&self, slot: u64) -> Result<u8, CorruptValue> {
+        match &self.decoder {
+            None => Ok(self.bytes.as_ref()[self.header.values_offset as usize + slot as usize]),
+            Some(decoder) => decoder.byte(self.section(), slot).map_err(|e| CorruptValue {
+                slot,
+                damage: match e {
+                    DecodeError::DamagedBlock(block) => Damage::Block(block),
+                    DecodeError::Malformed(_) => Damage::Block(u64::MAX),
+                },
+            }),
+        }
+    }
+
+    /// The stored value of `slot`, which the rules do not decide.
+    #[inline]
+    fn stored_value(&self, slot: u64) -> Result<Value, CorruptValue> {
+        decode(self.stored(slot)?, slot, |s| self.overflow_dtw(s))
     }
 
     fn overflow(&self) -> &[u8] {
@@ -76,16 +146,56 @@ impl<B: AsRef<[u8]>> Table<B> {
         None
     }
 
-    /// The value of `slot`; an error only for a damaged table (see [`CorruptValue`]).
+    /// The value of `slot`; an error only for a damaged table (see [`CorruptValue`]). Of a
+    /// compressed table this builds the slot's position, to ask the rules first: where the
+    /// position is known, [`Table::value_at`] or [`Table::value_of`] is cheaper.
     #[inline]
     pub fn value(&self, slot: u64) -> Result<Value, CorruptValue> {
-        decode(self.values()[slot as usize], slot, |s| self.overflow_dtw(s))
+        if self.decoder.is_some() && self.index.position_at(slot).can_capture_royal() {
+            return Ok(Value::Win(1));
+        }
+        self.stored_value(slot)
+    }
+
+    /// The value of `slot`, whose position is `position`.
+    #[inline]
+    pub fn value_at(&self, slot: u64, position: &Position) -> Result<Value, CorruptValue> {
+        if self.decoder.is_some() && position.can_capture_royal() {
+            return Ok(Value::Win(1));
+        }
+        self.stored_value(slot)
     }
 
     /// The value of `position`, which must belong to this table's closed game.
     pub fn value_of(&self, position: &Position) -> Result<Value, CorruptValue> {
         debug_assert_eq!(position.material(), self.header.material);
-        self.value(self.index.index_of(position))
+        self.value_at(self.index.index_of(position), position)
+    }
+
+    /// The value, for its side to move, of the position after `mv` (a legal move of `parent`
+    /// that does not capture the royal), `children` being `parent`'s children view: the rules
+    /// answer where the move leaves the mover's royal en prise, the table elsewhere.
+    #[inline]
+    pub fn value_after(&self, children: &Children<'_>, parent: &Position, mv: Move) -> Result<Value, CorruptValue> {
+        if self.decoder.is_some() && parent.exposes_royal(mv) {
+            return Ok(Value::Win(1));
+        }
+        self.stored_value(children.index_after(mv))
+    }
+
+    /// The value of a child slot whose position the rules do not decide (its side to move
+    /// cannot capture the royal): the audit's read.
+    #[inline]
+    pub(crate) fn stored_value_of_child(&self, slot: u64) -> Result<Value, CorruptValue> {
+        self.stored_value(slot)
+    }
+
+    /// Prefetches the byte of `slot` of a plain table (a compressed one reads a block anyway).
+    #[inline]
+    pub fn prefetch(&self, slot: u64) {
+        if let Some(values) = self.values() {
+            crate::memory::prefetch(&values[slot as usize]);
+        }
     }
 
     /// The game's longest win and its first example: the largest odd distance in the
@@ -94,13 +204,60 @@ impl<B: AsRef<[u8]>> Table<B> {
     pub fn longest_win(&self) -> Option<(u32, Position)> {
         let histogram = &self.header.statistics.histogram;
         let dtw = (1..histogram.len()).rev().find(|&d| d % 2 == 1 && histogram[d] > 0)? as u32;
-        let slot = if dtw <= MAX_INLINE_DTW {
+        let slot = if let Some(decoder) = &self.decoder {
+            decoder.longest_win_slot?
+        } else if dtw <= MAX_INLINE_DTW {
             let code = Value::Win(dtw).encode();
-            self.values().iter().position(|&b| b == code)? as u64
+            self.values()?.iter().position(|&b| b == code)? as u64
         } else {
             (0..self.header.overflow_entries as usize).map(|i| self.overflow_entry(i)).find(|&(_, d)| d == dtw)?.0
         };
         Some((dtw, self.index.position_at(slot)))
+    }
+
+    /// The same table as a compressed file (format version 2), whole: every value the same,
+    /// overflow distances included. Works from a plain or a compressed table.
+    pub fn to_compressed(&self, progress: &dyn crate::Progress) -> Result<Vec<u8>, TableError> {
+        use rayon::prelude::*;
+        let values = self.decompressed_values()?;
+        let mut dont_care = vec![false; values.len()];
+        const CHUNK: usize = 1 << 16;
+        let index = &self.index;
+        progress.phase("slots the rules decide", values.len() as u64);
+        dont_care.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
+            let first = (c * CHUNK) as u64;
+            index.for_each_position(first..first + chunk.len() as u64, |slot, position| {
+                chunk[(slot - first) as usize] = position.can_capture_royal();
+            });
+            progress.advance(chunk.len() as u64);
+        });
+        progress.finish_phase();
+        let longest = self.longest_win().map(|(_, position)| self.index.index_of(&position));
+        let encoded = crate::compressed::encode(&values, &dont_care, longest, progress);
+        let overflow: Vec<(u64, u32)> =
+            (0..self.header.overflow_entries as usize).map(|i| self.overflow_entry(i)).collect();
+        let mut header = Header::unsummed(self.header.material, self.header.slots, &self.header.statistics, &overflow);
+        header.compressed_bytes = Some(encoded.bytes.len() as u64);
+        let padding = vec![0u8; (header.overflow_offset() - header.values_offset) as usize - encoded.bytes.len()];
+        let overflow = crate::format::overflow_bytes(&overflow);
+        let mut hasher = Xxh3::new();
+        for part in [&header.to_bytes()[..], &encoded.bytes, &padding, &overflow] {
+            hasher.update(part);
+        }
+        header.checksum = hasher.digest();
+        Ok([header.to_bytes(), encoded.bytes, padding, overflow].concat())
+    }
+
+    /// The same table as a plain file (format version 1), whole: for a table that came from a
+    /// plain one, that file byte for byte.
+    pub fn to_plain(&self) -> Result<Vec<u8>, TableError> {
+        let table = crate::format::SolvedTable {
+            material: self.header.material,
+            values: self.decompressed_values()?.into_owned(),
+            overflow: (0..self.header.overflow_entries as usize).map(|i| self.overflow_entry(i)).collect(),
+            statistics: self.header.statistics.clone(),
+        };
+        Ok(table.to_bytes())
     }
 
     /// Recomputes the checksum of the whole file and checks the overflow table against the
@@ -115,13 +272,17 @@ impl<B: AsRef<[u8]>> Table<B> {
         if found != self.header.checksum {
             return Err(TableError::Checksum { expected: self.header.checksum, found });
         }
-        let escapes = self.values().iter().filter(|&&b| b == OVERFLOW_CODE).count() as u64;
+        if let Some(decoder) = &self.decoder {
+            decoder.verify_blocks(self.section()).map_err(TableError::Compressed)?;
+        }
+        let values = self.decompressed_values()?;
+        let escapes = values.iter().filter(|&&b| b == OVERFLOW_CODE).count() as u64;
         if escapes != self.header.overflow_entries {
             return Err(TableError::BadOverflow("entry count differs from the number of 255 bytes"));
         }
         for i in 0..self.header.overflow_entries as usize {
             let (slot, dtw) = self.overflow_entry(i);
-            if slot >= self.header.slots || self.values()[slot as usize] != OVERFLOW_CODE || dtw <= MAX_INLINE_DTW {
+            if slot >= self.header.slots || values[slot as usize] != OVERFLOW_CODE || dtw <= MAX_INLINE_DTW {
                 return Err(TableError::BadOverflow("entry for a slot without a 255 byte, or a short distance"));
             }
             if i > 0 && self.overflow_entry(i - 1).0 >= slot {

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 use shogi4_api::TableInfo;
-use shogi4_tablebase::{open_table, recorded_checksum, VERSION};
+use shogi4_tablebase::{open_table, recorded_checksum, VERSION, VERSION_COMPRESSED};
 
 use super::{grouped, print_outcomes};
 use crate::error::CliError;
@@ -17,7 +17,23 @@ pub fn run(file: &Path, json: bool) -> Result<(), CliError> {
     }
     let s = &h.statistics;
     println!("file        {}", file.display());
-    println!("format      s4tb version {VERSION}, {} bytes", grouped(table.size()));
+    let per_position = table.size() as f64 / s.positions.max(1) as f64;
+    match h.compressed_bytes {
+        None => println!(
+            "format      s4tb version {VERSION}, plain, {} bytes, {per_position:.4} byte per position",
+            grouped(table.size())
+        ),
+        Some(_) => {
+            // What the same table takes plain: one byte a slot, the same header and overflow.
+            let plain = h.values_offset + h.slots.next_multiple_of(8) + 16 * h.overflow_entries;
+            println!(
+                "format      s4tb version {VERSION_COMPRESSED}, compressed, {} bytes, {per_position:.4} byte per \
+                 position ({:.1}× smaller than plain)",
+                grouped(table.size()),
+                plain as f64 / table.size().max(1) as f64
+            );
+        }
+    }
     println!("material    {}", h.material);
     println!("slots       {}", grouped(h.slots));
     println!("positions   {}", grouped(s.positions));
@@ -25,6 +41,8 @@ pub fn run(file: &Path, json: bool) -> Result<(), CliError> {
     println!("overflow    {} entries", h.overflow_entries);
     // Only the header's field is compared here; `shogi4 audit` checks the bytes against it.
     let reference = match recorded_checksum(h.material) {
+        // The recorded references are those of the plain tables the solver writes.
+        _ if table.is_compressed() => ", of the compressed file".to_string(),
         Some(recorded) if recorded == h.checksum => ", the recorded reference".to_string(),
         Some(recorded) => format!(", NOT the recorded reference {recorded:016x}"),
         None => String::new(),

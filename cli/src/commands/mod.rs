@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod cluster;
+pub mod compress;
 pub mod count;
 pub mod info;
 pub mod perft;

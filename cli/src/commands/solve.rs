@@ -40,9 +40,11 @@ pub fn run(
     missing: bool,
     max_memory: Option<u64>,
     checkpoints: Option<std::time::Duration>,
+    compress: bool,
     json: bool,
 ) -> Result<(), CliError> {
     let materials = selection.resolve()?;
+    let mut written_paths = Vec::new();
     let mode = if missing { SolveMode::Missing } else { SolveMode::All };
     let mut total = Statistics::default();
     let mut solved = 0;
@@ -53,6 +55,7 @@ pub fn run(
         SolveEvent::Solved(solution, written) => {
             total.positions += solution.table.statistics.positions;
             solved += 1;
+            written_paths.push(written.to_path_buf());
             if json {
                 println!("{}", solution_json(solution, Some(written)));
             } else {
@@ -63,6 +66,12 @@ pub fn run(
     })?;
     if !json && solved > 1 {
         println!("solved {solved} closed games, {} positions in all", grouped(total.positions));
+    }
+    // Each table just written is replaced by its compressed form, checked against it first.
+    if compress {
+        for path in &written_paths {
+            super::compress::compress_file(path, out, false, json)?;
+        }
     }
     Ok(())
 }

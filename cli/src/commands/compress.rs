@@ -1,0 +1,89 @@
+//! `shogi4 compress`: tables rewritten in the compressed format (version 2), with the same
+//! values (or, with `--plain`, back in version 1); and the same step after
+//! `shogi4 solve --compress`.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde_json::json;
+use shogi4_tablebase::{open_table, write_atomically, TableDir, TableError, EXTENSION};
+
+use super::grouped;
+use crate::error::CliError;
+use crate::progress::Bar;
+
+/// Compresses every table of `paths` (files or directories) into `out`.
+pub fn run(paths: &[PathBuf], out: &Path, plain: bool, json: bool) -> Result<(), CliError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            files.extend(TableDir::new(path).files()?);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    if files.is_empty() {
+        return Err(CliError::Usage("no table files found".into()));
+    }
+    std::fs::create_dir_all(out).map_err(|e| CliError::Table(TableError::Io(out.to_path_buf(), e)))?;
+    let (mut before, mut after, mut positions) = (0u64, 0u64, 0u64);
+    for file in &files {
+        let (from, to, n) = compress_file(file, out, plain, json)?;
+        (before, after, positions) = (before + from, after + to, positions + n);
+    }
+    if !json && files.len() > 1 {
+        println!(
+            "{} tables: {} → {} bytes, {:.4} byte per position",
+            files.len(),
+            grouped(before),
+            grouped(after),
+            after as f64 / positions.max(1) as f64
+        );
+    }
+    Ok(())
+}
+
+/// Compresses one table file into `out` (or, with `plain`, writes its plain form), checking
+/// the result against the source; returns the sizes before and after, and the positions.
+pub fn compress_file(file: &Path, out: &Path, plain: bool, json: bool) -> Result<(u64, u64, u64), CliError> {
+    let started = Instant::now();
+    let table = open_table(file)?;
+    TableDir::check_name(file, &table)?;
+    let material = table.header().material;
+    let bytes = if plain { table.to_plain()? } else { table.to_compressed(&Bar::new())? };
+    // The result is read back before it replaces anything: its checksum, its blocks, and
+    // every value against the source's.
+    let compressed = shogi4_tablebase::Table::new(bytes)?;
+    compressed.verify_checksum()?;
+    if compressed.decompressed_values()?[..] != table.decompressed_values()?[..] {
+        return Err(CliError::Table(TableError::InconsistentHeader("the compressed values differ from the source's")));
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let path = out.join(format!("{material}.{EXTENSION}"));
+    write_atomically(&path, &[compressed.file_bytes()])
+        .map_err(|e| CliError::Table(TableError::Io(path.clone(), e)))?;
+    let (from, to, positions) = (table.size(), compressed.size(), table.header().statistics.positions);
+    let per_position = to as f64 / positions.max(1) as f64;
+    if json {
+        println!(
+            "{}",
+            json!({
+                "material": material.to_string(),
+                "file": path.display().to_string(),
+                "bytes_before": from,
+                "bytes_after": to,
+                "bytes_per_position": per_position,
+                "seconds": seconds,
+            })
+        );
+    } else {
+        println!(
+            "{material}: {} → {} bytes ({:.1}×), {per_position:.4} byte per position, {seconds:.2} s → {}",
+            grouped(from),
+            grouped(to),
+            from as f64 / to.max(1) as f64,
+            path.display()
+        );
+    }
+    Ok((from, to, positions))
+}
