@@ -314,6 +314,18 @@ impl Position {
     pub fn has_no_legal_move(&self) -> bool {
         !self.can_drop() && self.legal_moves().is_empty()
     }
+
+    /// The positions the game can go on to: after each legal move that does not capture the
+    /// royal, in move order. A royal capture ends the game there, so it leads to none; what
+    /// every consumer of a position's children (a store read, a proof tree, a search's
+    /// reuse) needs to agree on.
+    pub fn successors(&self) -> impl Iterator<Item = (Move, Position)> + '_ {
+        let moves = self.legal_moves();
+        (0..moves.len()).filter_map(move |i| {
+            let mv = moves[i];
+            (!self.captures_royal(mv)).then(|| (mv, self.play_unchecked(mv)))
+        })
+    }
 }
 
 /// The square a move empties: its origin, none for a drop.
@@ -353,6 +365,25 @@ pub(crate) fn attacks_on(own: Bitboard, target: Square, moves_from: impl Fn(Squa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn successors_are_the_moves_that_do_not_capture_the_royal() {
+        // A position where the first player can capture the royal, and one where it cannot.
+        for sfen in ["k3/K3/4/4 b C 1", "trfk/3c/C3/KFRT b - 1"] {
+            let position = Position::parse(sfen).unwrap();
+            // Played the checked way: a royal capture is the game's end, not a position.
+            let expected: Vec<(Move, Position)> = position
+                .legal_moves()
+                .iter()
+                .filter_map(|&mv| match position.play(mv) {
+                    Ok(crate::Played::Position(next)) => Some((mv, next)),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(position.successors().collect::<Vec<_>>(), expected, "{sfen}");
+            assert!(expected.len() < position.legal_moves().len() || !position.can_capture_royal(), "{sfen}");
+        }
+    }
 
     #[test]
     fn start_position_has_eight_moves() {

@@ -209,10 +209,8 @@ impl SearchService {
     /// Returns what the store knew of the position itself.
     fn recall(&self, search: &mut Search, position: &Position) -> Option<Outcome> {
         let store = self.store.as_ref()?;
-        let moves = position.legal_moves();
         let mut positions = vec![*position];
-        positions
-            .extend(moves.iter().filter(|&&mv| !position.captures_royal(mv)).map(|&mv| position.play_unchecked(mv)));
+        positions.extend(position.successors().map(|(_, child)| child));
         match store.recall(&positions) {
             Ok(known) => {
                 self.store_health.fine();

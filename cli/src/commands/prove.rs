@@ -356,12 +356,7 @@ impl<'a> ProofTree<'a> {
     /// else from the store alone.
     fn expand(&mut self, id: usize, search: &mut Search, limits: &Limits) -> Result<Option<u64>, StoreError> {
         let position = self.nodes[id].position;
-        let children: Vec<Position> = position
-            .legal_moves()
-            .iter()
-            .filter(|&&mv| !position.captures_royal(mv))
-            .map(|&mv| position.play_unchecked(mv))
-            .collect();
+        let children: Vec<Position> = position.successors().map(|(_, child)| child).collect();
         let child_ids = self.nodes_of(&children)?;
         if self.nodes[id].outcome.is_some() {
             self.resumed += 1;
