@@ -282,6 +282,8 @@ fn a_store_held_by_another_process_is_refused_not_taken_over() {
     assert!(!second.status.success());
     let message = String::from_utf8_lossy(&second.stderr);
     assert!(message.contains("held by another process"), "{message}");
+    // The holder is named, so the operator knows which process to stop.
+    assert!(message.contains(&format!("pid {} (shogi4)", holder.id())), "{message}");
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, ["proofs.redb"], "{names:?}");
 }

@@ -49,8 +49,9 @@ pub enum StoreError {
     /// A file to import is not an intact export.
     Export(PathBuf, String),
     /// Another process (or another handle of this one) has the store open: one writer per
-    /// store, so it is refused, never taken over.
-    Locked(PathBuf),
+    /// store, so it is refused, never taken over. The holder, where the system says
+    /// (`pid 1234 (shogi4-server)`).
+    Locked(PathBuf, Option<String>),
     /// The store was opened read-only: nothing is written.
     ReadOnly(PathBuf),
 }
@@ -61,11 +62,12 @@ impl fmt::Display for StoreError {
             StoreError::Database(path, e) => write!(f, "proof store {}: {e}", path.display()),
             StoreError::Io(path, e) => write!(f, "proof store {}: {e}", path.display()),
             StoreError::Export(path, why) => write!(f, "proof export {}: {why}", path.display()),
-            StoreError::Locked(path) => write!(
+            StoreError::Locked(path, holder) => write!(
                 f,
-                "proof store {} is held by another process (one writer per store: give each replica \
+                "proof store {} is held by another process{} (one writer per store: give each replica \
                  its own store, or copy or import another's)",
-                path.display()
+                path.display(),
+                holder.as_ref().map(|h| format!(", {h}")).unwrap_or_default()
             ),
             StoreError::ReadOnly(path) => write!(f, "proof store {} is open read-only", path.display()),
         }
@@ -76,7 +78,9 @@ impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             StoreError::Io(_, e) => Some(e),
-            StoreError::Database(..) | StoreError::Export(..) | StoreError::Locked(_) | StoreError::ReadOnly(_) => None,
+            StoreError::Database(..) | StoreError::Export(..) | StoreError::Locked(..) | StoreError::ReadOnly(_) => {
+                None
+            }
         }
     }
 }
@@ -148,7 +152,7 @@ impl Refusal {
         use std::io::ErrorKind;
         match error {
             DatabaseError::DatabaseAlreadyOpen | DatabaseError::LockProtocolMismatch => {
-                Refusal::Refused(StoreError::Locked(path.to_path_buf()))
+                Refusal::Refused(StoreError::Locked(path.to_path_buf(), holder_of(path)))
             }
             DatabaseError::Storage(StorageError::Corrupted(_)) | DatabaseError::RepairAborted => Refusal::Damaged,
             DatabaseError::Storage(StorageError::Io(e)) => match e.kind() {
@@ -372,6 +376,25 @@ fn guarded<T>(path: &Path, operation: impl FnOnce() -> Result<T, StoreError>) ->
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(operation)).unwrap_or_else(|_| {
         Err(StoreError::Database(path.to_path_buf(), "the database failed on damaged data".to_string()))
     })
+}
+
+/// The process that has `path` open, as `pid N (name)`, found through `/proc` (Linux; `None`
+/// elsewhere, or when the holder's descriptors cannot be read).
+fn holder_of(path: &Path) -> Option<String> {
+    let wanted = std::fs::canonicalize(path).ok()?;
+    let own = std::process::id();
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
+        let Ok(descriptors) = std::fs::read_dir(entry.path().join("fd")) else { continue };
+        if descriptors.flatten().any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == wanted)) {
+            if pid == own {
+                return Some("this very process".to_string());
+            }
+            let name = std::fs::read_to_string(entry.path().join("comm")).unwrap_or_default();
+            return Some(format!("pid {pid} ({})", name.trim()));
+        }
+    }
+    None
 }
 
 /// Opens the table once and walks it, so that a damaged file fails here, not mid-service.

@@ -160,8 +160,8 @@ fn a_second_opener_is_refused_and_the_live_store_untouched() {
     let (live, _) = ProofStore::open(&path).unwrap();
     live.record(&facts()).unwrap();
     let Err(error) = ProofStore::open(&path) else { panic!("a second writer was let in") };
-    assert!(matches!(error, shogi4_proofs::StoreError::Locked(_)), "{error}");
-    assert!(error.to_string().contains("held by another process"), "{error}");
+    assert!(matches!(error, shogi4_proofs::StoreError::Locked(..)), "{error}");
+    assert!(error.to_string().contains("held by another process, this very process"), "{error}");
     // Nothing moved aside, and the live store still reads and writes.
     let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, ["proofs.redb"], "{names:?}");
