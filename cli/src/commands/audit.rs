@@ -10,17 +10,7 @@ use crate::error::CliError;
 use crate::progress::Bar;
 
 pub fn run(paths: &[PathBuf], json: bool) -> Result<(), CliError> {
-    let mut files = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            files.extend(TableDir::new(path).files()?);
-        } else {
-            files.push(path.clone());
-        }
-    }
-    if files.is_empty() {
-        return Err(CliError::Usage("no table files found".into()));
-    }
+    let files = super::table_files(paths)?;
     let mut failed = 0;
     for file in &files {
         if !audit_file(file, json) {

@@ -14,17 +14,7 @@ use crate::progress::Bar;
 
 /// Compresses every table of `paths` (files or directories) into `out`.
 pub fn run(paths: &[PathBuf], out: &Path, plain: bool, json: bool) -> Result<(), CliError> {
-    let mut files = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            files.extend(TableDir::new(path).files()?);
-        } else {
-            files.push(path.clone());
-        }
-    }
-    if files.is_empty() {
-        return Err(CliError::Usage("no table files found".into()));
-    }
+    let files = super::table_files(paths)?;
     std::fs::create_dir_all(out).map_err(|e| CliError::Table(TableError::Io(out.to_path_buf(), e)))?;
     let (mut before, mut after, mut positions) = (0u64, 0u64, 0u64);
     for file in &files {

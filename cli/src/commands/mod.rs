@@ -10,8 +10,29 @@ pub mod probe;
 pub mod prove;
 pub mod solve;
 
+use std::path::PathBuf;
+
 use serde_json::json;
-use shogi4_tablebase::Statistics;
+use shogi4_tablebase::{Statistics, TableDir};
+
+use crate::error::CliError;
+
+/// The table files named on the command line: files as they are, directories by their
+/// tables; none at all is a usage error.
+pub fn table_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, CliError> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            files.extend(TableDir::new(path).files()?);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    if files.is_empty() {
+        return Err(CliError::Usage("no table files found".into()));
+    }
+    Ok(files)
+}
 
 /// `1234567` as `1,234,567`.
 pub fn grouped(n: u64) -> String {
