@@ -25,6 +25,10 @@ pub const BLOCK_BYTES: usize = 128;
 pub const MAX_SYMBOLS: usize = 4096;
 /// The longest Huffman code.
 const MAX_CODE_BITS: u32 = 24;
+/// Where in a block its hint points: the first symbol at or past this bit.
+const HINT_BIT: u64 = (BLOCK_BYTES * 8 / 2) as u64;
+/// Low bits of a hint that hold the symbol's bit offset (the rest: its slot offset).
+const HINT_BIT_BITS: u32 = 11;
 /// Bits of the first-level decoding table.
 const FAST_BITS: u32 = 11;
 /// Pairs made new symbols in one pass over the sequence.
@@ -59,7 +63,9 @@ pub mod layout {
     /// bytes (u8 each), the pairs (two u16 per non-leaf symbol), the code lengths (u8 per
     /// symbol), the sparse index (u32 per entry: the block holding that slot), each block's
     /// first slot (u64 per block, and the slot count after the last) directly followed by each
-    /// block's checksum (u32: the low half of the XXH3-64 of its bytes), then the blocks.
+    /// block's checksum (u32: the low half of the XXH3-64 of its bytes) and each block's hint
+    /// (u32: the first symbol from the block's middle bit on, as its slot offset in the block
+    /// in the high 21 bits and its bit offset in the low 11; 0 for none), then the blocks.
     pub const FIXED: usize = 56;
 }
 
@@ -132,6 +138,7 @@ pub fn encode(
     // Blocks: whole symbols, as many as fit.
     let mut blocks: Vec<u8> = Vec::new();
     let mut first_slots: Vec<u64> = Vec::new();
+    let mut hints: Vec<u32> = Vec::new();
     let mut writer = BitWriter::default();
     let mut slot = 0u64;
     for &s in &sequence {
@@ -142,6 +149,15 @@ pub fn encode(
             }
             writer = BitWriter::default();
             first_slots.push(slot);
+            hints.push(0);
+        }
+        // The first symbol from the middle of the block on: a read past it starts there.
+        let hint = hints.last_mut().expect("a block");
+        if *hint == 0 && writer.bits >= HINT_BIT {
+            let into = slot - first_slots.last().expect("a block");
+            if into < 1 << (32 - HINT_BIT_BITS) {
+                *hint = (into as u32) << HINT_BIT_BITS | writer.bits as u32;
+            }
         }
         writer.put(code, bits);
         slot += lengths[usize::from(s)];
@@ -189,6 +205,7 @@ pub fn encode(
     align(&mut out);
     first_slots.iter().for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
     checks.iter().for_each(|c| out.extend_from_slice(&c.to_le_bytes()));
+    hints.iter().for_each(|h| out.extend_from_slice(&h.to_le_bytes()));
     align(&mut out);
     let size = (out.len() + blocks.len()) as u64;
     out[layout::SECTION_BYTES..][..8].copy_from_slice(&size.to_le_bytes());
@@ -379,6 +396,7 @@ pub struct Decoder {
     sparse_at: usize,
     firsts_at: usize,
     checks_at: usize,
+    hints_at: usize,
     blocks_at: usize,
     blocks: u64,
     sparse_entries: u64,
@@ -442,9 +460,10 @@ impl Decoder {
         let pairs_at = take(4 * (symbols - leaf_count) as u64)?;
         let lengths_at = take(symbols as u64)?;
         let sparse_at = take(4 * sparse_entries)?;
-        // The first slots, then the checksums, with no gap between them.
-        let firsts_at = take(8 * (blocks + 1) + 4 * blocks)?;
+        // The first slots, the checksums and the hints, with no gap between them.
+        let firsts_at = take(8 * (blocks + 1) + 8 * blocks)?;
         let checks_at = firsts_at + 8 * (blocks as usize + 1);
+        let hints_at = checks_at + 4 * blocks as usize;
         let blocks_at = take(BLOCK_BYTES as u64 * blocks)?;
         if blocks_at + BLOCK_BYTES * blocks as usize != bytes.len() {
             return Err(Malformed("section size"));
@@ -518,6 +537,7 @@ impl Decoder {
             sparse_at,
             firsts_at,
             checks_at,
+            hints_at,
             blocks_at,
             blocks,
             sparse_entries,
@@ -571,6 +591,17 @@ impl Decoder {
         let copy = self.checked_block(bytes, block)?;
         let mut offset = slot - first;
         let mut bit = 0usize;
+        // Past the block's middle symbol, the walk starts there. (The hints are covered by
+        // the index checksum; a bit offset past the block is refused by the walk.)
+        let hint = u32_at(bytes, self.hints_at + 4 * block as usize);
+        if hint != 0 {
+            let (hint_bit, hint_slot) =
+                ((hint & ((1 << HINT_BIT_BITS) - 1)) as usize, u64::from(hint >> HINT_BIT_BITS));
+            if offset >= hint_slot {
+                offset -= hint_slot;
+                bit = hint_bit;
+            }
+        }
         let symbol = loop {
             let symbol = self.next_symbol(&copy, &mut bit, block)?;
             let length = self.lengths[usize::from(symbol)];
