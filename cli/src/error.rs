@@ -33,6 +33,8 @@ impl fmt::Display for CliError {
         match self {
             CliError::Position(text, e) => write!(f, "position {text:?}: {e}"),
             CliError::Material(e) => write!(f, "{e}"),
+            // The library says what is wrong; which flag changes it is the CLI's to say.
+            CliError::Table(e @ TableError::TooLarge { .. }) => write!(f, "{e}; the limit is --max-memory"),
             CliError::Table(e) => write!(f, "{e}"),
             CliError::Probe(e) => write!(f, "{e}"),
             CliError::Store(e) => write!(f, "{e}"),

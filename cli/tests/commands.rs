@@ -217,6 +217,7 @@ fn a_game_too_big_for_the_memory_is_refused_before_anything_is_written() {
     assert_eq!(output.status.code(), Some(1));
     let message = String::from_utf8_lossy(&output.stderr);
     assert!(message.contains("solving KKCFR needs about") && message.contains("nothing was written"), "{message}");
+    assert!(message.contains("the limit is --max-memory"), "{message}");
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "not even the small game was solved");
     // The full game needs far more than any machine here has.
     let output = shogi4(&["solve", "KKCCFFRRTT", "--out", out]);

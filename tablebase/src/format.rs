@@ -217,7 +217,7 @@ pub enum TableError {
         material: Material,
         /// Bytes the solve needs.
         needed: u64,
-        /// Bytes allowed (`--max-memory`, or what the system has available).
+        /// Bytes allowed (the caller's limit, or what the system has available).
         limit: u64,
     },
     /// A solve's checkpoint cannot be resumed from.
@@ -312,8 +312,8 @@ impl fmt::Display for TableError {
                 };
                 write!(
                     f,
-                    "solving {material} needs about {} of memory but {} are allowed (raise --max-memory, or use a \
-                     bigger machine); nothing was written",
+                    "solving {material} needs about {} of memory but {} are allowed (allow more, or use a bigger \
+                     machine); nothing was written",
                     size(*needed),
                     size(*limit)
                 )
