@@ -54,6 +54,8 @@ pub enum StoreError {
     Locked(PathBuf, Option<String>),
     /// The store was opened read-only: nothing is written.
     ReadOnly(PathBuf),
+    /// The disk failed a write (full, failing): the store is reopened after a back-off.
+    Lost(PathBuf),
 }
 
 impl fmt::Display for StoreError {
@@ -70,6 +72,11 @@ impl fmt::Display for StoreError {
                 holder.as_ref().map(|h| format!(", {h}")).unwrap_or_default()
             ),
             StoreError::ReadOnly(path) => write!(f, "proof store {} is open read-only", path.display()),
+            StoreError::Lost(path) => write!(
+                f,
+                "proof store {}: the disk failed a write (full?); it is reopened after a back-off",
+                path.display()
+            ),
         }
     }
 }
@@ -78,9 +85,11 @@ impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             StoreError::Io(_, e) => Some(e),
-            StoreError::Database(..) | StoreError::Export(..) | StoreError::Locked(..) | StoreError::ReadOnly(_) => {
-                None
-            }
+            StoreError::Database(..)
+            | StoreError::Export(..)
+            | StoreError::Locked(..)
+            | StoreError::ReadOnly(_)
+            | StoreError::Lost(_) => None,
         }
     }
 }
@@ -122,15 +131,26 @@ fn create(path: &Path) -> Result<Database, redb::DatabaseError> {
 /// Damaged stores kept beside the live one at most; older ones are deleted.
 const DAMAGED_COPIES_KEPT: usize = 3;
 
-/// The database, writable or not.
+/// The database, writable or not; or lost to an I/O error and not reopened yet.
 enum Db {
     Writable(Database),
     ReadOnly(ReadOnlyDatabase),
+    /// A write failed for the disk's sake (full, failing): the handle was dropped, since
+    /// redb refuses every later operation on it, and it is reopened at `retry`.
+    Lost {
+        retry: std::time::Instant,
+        backoff: std::time::Duration,
+    },
 }
+
+/// The first wait before a lost store is reopened; each failed reopening doubles it, up to
+/// [`LONGEST_BACKOFF`].
+const FIRST_BACKOFF: std::time::Duration = std::time::Duration::from_millis(500);
+const LONGEST_BACKOFF: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// A store of established outcomes, by position key.
 pub struct ProofStore {
-    db: Db,
+    db: std::sync::RwLock<Db>,
     path: PathBuf,
     /// The file size past which only proven outcomes are recorded ([`ProofStore::set_cap`]).
     cap: Option<u64>,
@@ -202,11 +222,11 @@ impl ProofStore {
         let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
         let db = guarded(path, || ReadOnlyDatabase::open(path).map_err(|e| error(&e)))?;
         guarded(path, || check(&db, path))?;
-        Ok(ProofStore { db: Db::ReadOnly(db), path: path.to_path_buf(), cap: None })
+        Ok(ProofStore { db: std::sync::RwLock::new(Db::ReadOnly(db)), path: path.to_path_buf(), cap: None })
     }
 
     fn writable(db: Database, path: &Path) -> Result<ProofStore, StoreError> {
-        let store = ProofStore { db: Db::Writable(db), path: path.to_path_buf(), cap: None };
+        let store = ProofStore { db: std::sync::RwLock::new(Db::Writable(db)), path: path.to_path_buf(), cap: None };
         // Make sure the tables exist, so that readers never see "no such table".
         store.record(&[])?;
         store.create_queue()?;
@@ -231,7 +251,7 @@ impl ProofStore {
 
     /// Whether writes are refused.
     pub fn is_read_only(&self) -> bool {
-        matches!(self.db, Db::ReadOnly(_))
+        matches!(*self.db.read().expect("not poisoned"), Db::ReadOnly(_))
     }
 
     /// Carries the readable, intact records of the damaged store at `aside` into this one;
@@ -255,18 +275,68 @@ impl ProofStore {
     }
 
     fn reader(&self) -> Result<redb::ReadTransaction, StoreError> {
-        match &self.db {
-            Db::Writable(db) => db.begin_read(),
-            Db::ReadOnly(db) => db.begin_read(),
+        self.revive();
+        match &*self.db.read().expect("not poisoned") {
+            Db::Writable(db) => db.begin_read().map_err(|e| self.error(e)),
+            Db::ReadOnly(db) => db.begin_read().map_err(|e| self.error(e)),
+            Db::Lost { .. } => Err(StoreError::Lost(self.path.clone())),
         }
-        .map_err(|e| self.error(e))
     }
 
     fn writer(&self) -> Result<redb::WriteTransaction, StoreError> {
-        match &self.db {
-            Db::Writable(db) => db.begin_write().map_err(|e| self.error(e)),
-            Db::ReadOnly(_) => Err(StoreError::ReadOnly(self.path.clone())),
+        self.revive();
+        let begun = match &*self.db.read().expect("not poisoned") {
+            Db::Writable(db) => db.begin_write(),
+            Db::ReadOnly(_) => return Err(StoreError::ReadOnly(self.path.clone())),
+            Db::Lost { .. } => return Err(StoreError::Lost(self.path.clone())),
+        };
+        begun.map_err(|e| {
+            if let redb::TransactionError::Storage(storage) = &e {
+                self.lose_on_io(storage);
+            }
+            self.error(e)
+        })
+    }
+
+    /// Commits a write; a failure of the disk drops the handle (see [`Db::Lost`]).
+    fn commit(&self, write: redb::WriteTransaction) -> Result<(), StoreError> {
+        write.commit().map_err(|e| {
+            if let redb::CommitError::Storage(storage) = &e {
+                self.lose_on_io(storage);
+            }
+            self.error(e)
+        })
+    }
+
+    /// After an I/O error (ENOSPC, a failing disk), drops the database handle, to be
+    /// reopened after a back-off: redb refuses every operation of a handle that saw one.
+    fn lose_on_io(&self, error: &redb::StorageError) {
+        if matches!(error, redb::StorageError::Io(_) | redb::StorageError::PreviousIo) {
+            let mut db = self.db.write().expect("not poisoned");
+            if matches!(*db, Db::Writable(_)) {
+                *db = Db::Lost { retry: std::time::Instant::now() + FIRST_BACKOFF, backoff: FIRST_BACKOFF };
+            }
         }
+    }
+
+    /// Reopens a lost store once its back-off has passed; a failed attempt doubles it.
+    fn revive(&self) {
+        let due = |db: &Db| matches!(db, Db::Lost { retry, .. } if std::time::Instant::now() >= *retry);
+        if !due(&self.db.read().expect("not poisoned")) {
+            return;
+        }
+        let mut db = self.db.write().expect("not poisoned");
+        let Db::Lost { backoff, .. } = *db else { return };
+        if !due(&db) {
+            return;
+        }
+        *db = match create(&self.path) {
+            Ok(reopened) => Db::Writable(reopened),
+            Err(_) => {
+                let backoff = (backoff * 2).min(LONGEST_BACKOFF);
+                Db::Lost { retry: std::time::Instant::now() + backoff, backoff }
+            }
+        };
     }
 
     fn error(&self, e: impl fmt::Display) -> StoreError {
@@ -338,7 +408,7 @@ impl ProofStore {
                 }
             }
         }
-        write.commit().map_err(|e| self.error(e))?;
+        self.commit(write)?;
         Ok(changed)
     }
 

@@ -73,7 +73,7 @@ impl ProofStore {
                 }
                 counters.insert(NEXT, next).map_err(|e| self.error(e))?;
             }
-            write.commit().map_err(|e| self.error(e))?;
+            self.commit(write)?;
             Ok(added)
         })
     }
@@ -96,7 +96,7 @@ impl ProofStore {
                     None => None,
                 }
             };
-            write.commit().map_err(|e| self.error(e))?;
+            self.commit(write)?;
             Ok(taken)
         })
     }
@@ -113,6 +113,6 @@ impl ProofStore {
         write.open_table(QUEUE).map_err(|e| self.error(e))?;
         write.open_table(QUEUED).map_err(|e| self.error(e))?;
         write.open_table(COUNTERS).map_err(|e| self.error(e))?;
-        write.commit().map_err(|e| self.error(e))
+        self.commit(write)
     }
 }

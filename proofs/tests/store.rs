@@ -266,3 +266,65 @@ fn a_capped_store_keeps_proofs_only_then_stops_growing() {
     assert!(size() <= cap + cap / 4 + (1 << 20), "{} bytes against a cap of {cap}", size());
     assert!(store.len().unwrap() < 2_000 + 100_000, "the flood was not stopped");
 }
+
+/// A file system of its own, unmounted when dropped.
+struct Mounted(std::path::PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// ENOSPC: the store's writes fail while the disk is full, and it works again, its records
+/// intact, once there is space, without a restart. Needs a small file system of its own (a
+/// tmpfs, which needs root); where none can be mounted the test says so and checks nothing.
+#[test]
+fn a_full_disk_is_survived_and_the_store_recovers_when_space_is_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=3m", "tmpfs"])
+        .arg(dir.path())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("SKIPPED: no tmpfs can be mounted here (not root?)");
+        return;
+    }
+    let _unmount = Mounted(dir.path().to_path_buf());
+    let path = dir.path().join("proofs.redb");
+    let (store, _) = ProofStore::open(&path).unwrap();
+    store.record(&facts()).unwrap();
+    // Fill what is left of the file system.
+    let filler = dir.path().join("filler");
+    {
+        use std::io::Write;
+        let mut file = std::fs::File::create(&filler).unwrap();
+        while file.write_all(&[0u8; 64 << 10]).is_ok() {}
+        let _ = file.sync_all();
+    }
+    let mut failures = 0;
+    for round in 0..50u128 {
+        let batch: Vec<(u128, Outcome)> =
+            (0..5000u128).map(|k| ((round << 40) + k + (1 << 80), Outcome::Proven(Value::Win(3)))).collect();
+        if store.record(&batch).is_err() {
+            failures += 1;
+            break;
+        }
+    }
+    assert!(failures > 0, "the writes never met the full disk");
+    // Still full: still failing, and nothing panics.
+    assert!(store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err());
+    std::fs::remove_file(&filler).unwrap();
+    // Past the back-off, the handle is reopened and the store takes writes again.
+    let started = std::time::Instant::now();
+    while store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "the store never recovered");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(store.get(7).unwrap(), Some(Outcome::Proven(Value::Win(5))));
+    for (key, outcome) in facts() {
+        assert_eq!(store.get(key).unwrap(), Some(outcome), "a record from before the full disk was lost");
+    }
+}
