@@ -206,6 +206,46 @@ fn clients_that_hang_up_mid_search_do_not_multiply_the_searches() {
     assert!(grown < 160 << 20, "resident memory grew by {} MiB", grown >> 20);
 }
 
+/// Threads of a process (Linux).
+fn threads(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status.lines().find_map(|l| l.strip_prefix("Threads:")).and_then(|v| v.trim().parse().ok()).unwrap()
+}
+
+/// The attack from many addresses: 36 clients, each hanging up right after asking for a long
+/// search. Memory stays within the workers' tables, the threads within the pools, and SIGTERM
+/// still ends the server within its grace period, though searches were running.
+#[test]
+fn hang_ups_from_many_addresses_stay_bounded_and_sigterm_ends_in_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags =
+        ["--search-workers", "2", "--search-ms", "5000", "--background-workers", "0", "--shutdown-grace-ms", "1500"];
+    let mut server = Server::start_searching(&dir.path().join("proofs.redb"), "1000000000", &flags);
+    let pid = server.child.id();
+    let (memory_before, threads_before) = (resident_bytes(pid), threads(pid));
+    for (i, sfen) in distinct_positions(36).iter().enumerate() {
+        let mut stream = TcpStream::connect(&server.address).unwrap();
+        let path = format!("/probe?pos={}", sfen.replace(' ', "_").replace('+', "%2B"));
+        write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 203.0.113.{}\r\n\r\n", i + 10).unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+        drop(stream);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let grown = resident_bytes(pid).saturating_sub(memory_before);
+    // Two searchers' tables (2 × 64 MiB) and change; one per client would be 2.3 GiB.
+    assert!(grown < 224 << 20, "resident memory grew by {} MiB", grown >> 20);
+    let added = threads(pid).saturating_sub(threads_before);
+    assert!(added <= 8, "{added} threads more than before the attack");
+    // SIGTERM while the searches still run: the server is gone within its grace period.
+    // SAFETY: kill(2) on the child this test started.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let started = Instant::now();
+    while server.child.try_wait().unwrap().is_none() {
+        assert!(started.elapsed() < Duration::from_millis(4000), "still running 4 s after SIGTERM (grace 1.5 s)");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// A batch shares one deadline for waiting and searching: while another client keeps the one
 /// search worker busy, a batch of searched positions still ends within twice the search
 /// budget, each entry answered or refused as `search-busy`.
