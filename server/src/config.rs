@@ -36,32 +36,32 @@ pub struct Config {
     pub skip_checksums: bool,
     /// MiB of tables held as private in-memory copies (smallest first), immune to anything done
     /// to their files; tables beyond it are served from their files, mapped and guarded.
-    #[arg(long, env = "SHOGI4_COPY_BUDGET_MB", default_value_t = 2048, value_parser = clap::value_parser!(u64).range(0..=1 << 30))]
+    #[arg(long, env = "SHOGI4_COPY_BUDGET_MB", default_value_t = crate::TableLoading::default().copy_budget >> 20, value_parser = clap::value_parser!(u64).range(0..=1 << 30))]
     pub copy_budget_mb: u64,
     /// Allowed CORS origins, comma-separated, or `*` for any.
     #[arg(long, env = "SHOGI4_CORS_ORIGINS", default_value = "*")]
     pub cors_origins: String,
     /// Most positions in one `POST /probe`.
-    #[arg(long, env = "SHOGI4_MAX_BATCH", default_value_t = 100)]
+    #[arg(long, env = "SHOGI4_MAX_BATCH", default_value_t = Limits::default().max_batch)]
     pub max_batch: usize,
     /// Largest request body in bytes.
-    #[arg(long, env = "SHOGI4_MAX_BODY_BYTES", default_value_t = 64 * 1024)]
+    #[arg(long, env = "SHOGI4_MAX_BODY_BYTES", default_value_t = Limits::default().max_body_bytes)]
     pub max_body_bytes: usize,
     /// Longest request URI in bytes.
-    #[arg(long, env = "SHOGI4_MAX_URI_BYTES", default_value_t = 4096)]
+    #[arg(long, env = "SHOGI4_MAX_URI_BYTES", default_value_t = Limits::default().max_uri_bytes)]
     pub max_uri_bytes: usize,
     /// Requests handled at once; more get 429.
-    #[arg(long, env = "SHOGI4_CONCURRENCY", default_value_t = 1024)]
+    #[arg(long, env = "SHOGI4_CONCURRENCY", default_value_t = Limits::default().concurrency)]
     pub concurrency: usize,
     /// Per-request time limit in milliseconds.
-    #[arg(long, env = "SHOGI4_TIMEOUT_MS", default_value_t = 10_000)]
+    #[arg(long, env = "SHOGI4_TIMEOUT_MS", default_value_t = millis(Limits::default().timeout))]
     pub timeout_ms: u64,
     /// Search budget per request in milliseconds, for positions no table holds (every
     /// real-game position); a batch shares one budget.
-    #[arg(long, env = "SHOGI4_SEARCH_MS", default_value_t = 300)]
+    #[arg(long, env = "SHOGI4_SEARCH_MS", default_value_t = millis(SearchSettings::default().time))]
     pub search_ms: u64,
     /// Search budget per request in nodes (positions examined).
-    #[arg(long, env = "SHOGI4_SEARCH_NODES", default_value_t = shogi4_search::DEFAULT_MAX_NODES)]
+    #[arg(long, env = "SHOGI4_SEARCH_NODES", default_value_t = SearchSettings::default().nodes)]
     pub search_nodes: u64,
     /// Searches running at once (default: one per core); 0 turns search off, and positions
     /// without a table get 404.
@@ -69,7 +69,7 @@ pub struct Config {
     pub search_workers: Option<usize>,
     /// Transposition table of each search worker, in MiB (the most memory a search holds;
     /// 1 to 65536).
-    #[arg(long, env = "SHOGI4_SEARCH_TABLE_MB", default_value_t = 64,
+    #[arg(long, env = "SHOGI4_SEARCH_TABLE_MB", default_value_t = SearchSettings::default().table_bytes >> 20,
           value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
     pub search_table_mb: usize,
     /// The proof store: what searches established, kept across restarts (an embedded
@@ -83,49 +83,49 @@ pub struct Config {
     pub proof_store_max_mb: u64,
     /// Tokens each client gains per second (a table probe costs 1, a mainline 5, a search
     /// 10); 0 turns per-client rate limiting off.
-    #[arg(long, env = "SHOGI4_RATE_LIMIT", default_value_t = 50)]
+    #[arg(long, env = "SHOGI4_RATE_LIMIT", default_value_t = RateSettings::default().per_second)]
     pub rate_limit: u32,
     /// Tokens a client can hold: its largest burst.
-    #[arg(long, env = "SHOGI4_RATE_BURST", default_value_t = 250)]
+    #[arg(long, env = "SHOGI4_RATE_BURST", default_value_t = RateSettings::default().burst)]
     pub rate_burst: u32,
     /// Clients tracked at most (about 150 bytes each); past it the least recently used
     /// is forgotten.
-    #[arg(long, env = "SHOGI4_RATE_CLIENTS", default_value_t = 100_000)]
+    #[arg(long, env = "SHOGI4_RATE_CLIENTS", default_value_t = RateSettings::default().max_clients)]
     pub rate_clients: usize,
     /// Proxies whose X-Forwarded-For / X-Real-IP are believed: comma-separated addresses or
     /// CIDRs (e.g. `127.0.0.1,10.0.0.0/8`). Empty: the peer address is the client.
     #[arg(long, env = "SHOGI4_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: String,
     /// Proven search answers kept in memory.
-    #[arg(long, env = "SHOGI4_SEARCH_CACHE", default_value_t = 10_000)]
+    #[arg(long, env = "SHOGI4_SEARCH_CACHE", default_value_t = SearchSettings::default().cache_entries)]
     pub search_cache: usize,
     /// Threads that search queued positions further (answers that were not exact), at the
     /// lowest OS priority and only while no request search runs; 0: none, nothing queued.
-    #[arg(long, env = "SHOGI4_BACKGROUND_WORKERS", default_value_t = 1)]
+    #[arg(long, env = "SHOGI4_BACKGROUND_WORKERS", default_value_t = BackgroundSettings::default().workers)]
     pub background_workers: usize,
     /// Budget of a queued position's first background search in milliseconds; each later
     /// search of it doubles it (five times at most).
-    #[arg(long, env = "SHOGI4_BACKGROUND_MS", default_value_t = 1000)]
+    #[arg(long, env = "SHOGI4_BACKGROUND_MS", default_value_t = millis(BackgroundSettings::default().time))]
     pub background_ms: u64,
     /// Positions the background queue holds at most (kept in the proof store).
-    #[arg(long, env = "SHOGI4_QUEUE_MAX", default_value_t = 10_000)]
+    #[arg(long, env = "SHOGI4_QUEUE_MAX", default_value_t = BackgroundSettings::default().capacity)]
     pub queue_max: u64,
     /// Queued positions one client may have waiting at once.
-    #[arg(long, env = "SHOGI4_QUEUE_PER_CLIENT", default_value_t = 200)]
+    #[arg(long, env = "SHOGI4_QUEUE_PER_CLIENT", default_value_t = BackgroundSettings::default().per_client)]
     pub queue_per_client: u32,
     /// Milliseconds a client has to send a request's headers, from connecting or from the end
     /// of its previous response (so also the idle keep-alive timeout).
-    #[arg(long, env = "SHOGI4_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    #[arg(long, env = "SHOGI4_HEADER_TIMEOUT_MS", default_value_t = millis(ConnectionLimits::default().header_timeout))]
     pub header_timeout_ms: u64,
     /// Connections open at once; more are closed as soon as they are accepted.
-    #[arg(long, env = "SHOGI4_MAX_CONNECTIONS", default_value_t = 4096)]
+    #[arg(long, env = "SHOGI4_MAX_CONNECTIONS", default_value_t = ConnectionLimits::default().max_connections)]
     pub max_connections: usize,
     /// Connections one client address (IPv6: one /64) may hold open at once; trusted
     /// proxies are exempt.
-    #[arg(long, env = "SHOGI4_MAX_CONNECTIONS_PER_CLIENT", default_value_t = 64)]
+    #[arg(long, env = "SHOGI4_MAX_CONNECTIONS_PER_CLIENT", default_value_t = ConnectionLimits::default().per_client)]
     pub max_connections_per_client: usize,
     /// Requests served on one keep-alive connection before it is closed.
-    #[arg(long, env = "SHOGI4_MAX_REQUESTS_PER_CONNECTION", default_value_t = 1000)]
+    #[arg(long, env = "SHOGI4_MAX_REQUESTS_PER_CONNECTION", default_value_t = ConnectionLimits::default().max_requests)]
     pub max_requests_per_connection: u32,
     /// KiB of table downloads a client may take per second (`GET /files/…`); 0 for no limit.
     #[arg(long, env = "SHOGI4_DOWNLOAD_KIB_PER_SECOND", default_value_t = DownloadSettings::default().kib_per_second)]
@@ -137,7 +137,7 @@ pub struct Config {
     #[arg(long, env = "SHOGI4_MAX_DOWNLOADS_PER_CLIENT", default_value_t = DownloadSettings::default().max_per_client)]
     pub max_downloads_per_client: usize,
     /// Milliseconds connections get to finish after SIGTERM or SIGINT before they are dropped.
-    #[arg(long, env = "SHOGI4_SHUTDOWN_GRACE_MS", default_value_t = 10_000)]
+    #[arg(long, env = "SHOGI4_SHUTDOWN_GRACE_MS", default_value_t = millis(ConnectionLimits::default().shutdown_grace))]
     pub shutdown_grace_ms: u64,
     /// Log format.
     #[arg(long, env = "SHOGI4_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
@@ -236,4 +236,10 @@ impl Config {
             .collect::<Result<Vec<_>, _>>()?;
         Ok(CorsPolicy::Origins(origins))
     }
+}
+
+/// A default duration as the milliseconds a flag takes: each flag's default is read from the
+/// settings' own `Default`, so that the two never disagree.
+fn millis(duration: Duration) -> u64 {
+    duration.as_millis() as u64
 }
