@@ -1,9 +1,10 @@
-//! The Shogi4 tablebase HTTP service: memory-mapped tables behind a JSON API, and the web
-//! explorer that uses it.
+//! The Shogi4 tablebase HTTP service: verified tables (private copies, or guarded file
+//! mappings) behind a JSON API, the proof search for every other position, table downloads
+//! for mirrors, and the web explorer that uses the API.
 //!
 //! [`app`] builds the axum router from an [`AppState`] (tables and [`Limits`]) and a
-//! [`CorsPolicy`]; `main.rs` only reads
-//! configuration, builds missing tables, and serves. Only this crate knows HTTP and JSON.
+//! [`CorsPolicy`]; `main.rs` reads the configuration, listens at once, and solves missing
+//! tables in the background. Only this crate knows HTTP (the JSON types are `shogi4-api`'s).
 
 pub mod config;
 pub mod downloads;
