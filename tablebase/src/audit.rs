@@ -80,9 +80,8 @@ pub fn implied_value<B: AsRef<[u8]>>(table: &Table<B>, position: &Position) -> (
     }
     // Each child read here does not leave the royal en prise, so the table (not the rules)
     // holds its value, compressed or not.
-    let implied = children
-        .iter()
-        .try_fold(best, |best, &slot| Ok(best.max(Some(table.stored_value_of_child(slot)?.for_mover()))));
+    let implied =
+        children.iter().try_fold(best, |best, &slot| Ok(best.max(Some(table.stored_value(slot)?.for_mover()))));
     (implied.map(|best| best.unwrap_or(Value::Loss(0))), moves.len() as u64)
 }
 

@@ -69,17 +69,8 @@ pub mod layout {
     pub const FIXED: usize = 56;
 }
 
-/// A compressed value array, ready to be written after the header.
-pub struct Encoded {
-    /// The section's bytes (from `values_offset` up to, not including, the overflow table).
-    pub bytes: Vec<u8>,
-    /// Blocks written.
-    pub blocks: u64,
-    /// Symbols of the grammar.
-    pub symbols: usize,
-}
-
-/// Compresses `values`; `dont_care(slot)` says which slots the rules decide (any byte may be
+/// Compresses `values` into the section's bytes (from `values_offset` up to, not including,
+/// the overflow table); `dont_care(slot)` says which slots the rules decide (any byte may be
 /// stored there). `longest_win_slot` is kept in the section, since finding it would otherwise
 /// need a full decode.
 pub fn encode(
@@ -87,7 +78,7 @@ pub fn encode(
     dont_care: &[bool],
     longest_win_slot: Option<u64>,
     progress: &dyn crate::Progress,
-) -> Encoded {
+) -> Vec<u8> {
     assert_eq!(values.len(), dont_care.len());
     // Leaves: the bytes that occur, in byte order.
     let mut used = [false; 256];
@@ -212,7 +203,7 @@ pub fn encode(
     let index_checksum = xxh3_64(&out);
     out[layout::INDEX_CHECKSUM..][..8].copy_from_slice(&index_checksum.to_le_bytes());
     out.extend_from_slice(&blocks);
-    Encoded { bytes: out, blocks: block_count, symbols }
+    out
 }
 
 /// Up to `wanted` pairs of adjacent symbols, most frequent first, each occurring at least
@@ -402,8 +393,6 @@ pub struct Decoder {
     sparse_entries: u64,
     /// The slot of the game's longest win, if any.
     pub longest_win_slot: Option<u64>,
-    /// The section's size in bytes.
-    pub size: usize,
 }
 
 /// Why a compressed section cannot be read.
@@ -425,7 +414,7 @@ fn u64_at(bytes: &[u8], at: usize) -> u64 {
 
 impl Decoder {
     /// Parses the section `bytes` of a table of `slots` slots (checks every structural field;
-    /// block checksums are checked on each read, and all at once by [`Decoder::verify_blocks`]).
+    /// block checksums are checked on each read, and by [`Decoder::decode_all`] for them all).
     pub fn parse(bytes: &[u8], slots: u64) -> Result<Decoder, DecodeError> {
         use DecodeError::Malformed;
         if bytes.len() < layout::FIXED || u64_at(bytes, layout::SECTION_BYTES) != bytes.len() as u64 {
@@ -468,9 +457,12 @@ impl Decoder {
         if blocks_at + BLOCK_BYTES * blocks as usize != bytes.len() {
             return Err(Malformed("section size"));
         }
-        let mut index = bytes[..blocks_at].to_vec();
-        index[layout::INDEX_CHECKSUM..][..8].fill(0);
-        if xxh3_64(&index) != u64_at(bytes, layout::INDEX_CHECKSUM) {
+        // Hashed in place, the field itself read as zero.
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(&bytes[..layout::INDEX_CHECKSUM]);
+        hasher.update(&[0u8; 8]);
+        hasher.update(&bytes[layout::INDEX_CHECKSUM + 8..blocks_at]);
+        if hasher.digest() != u64_at(bytes, layout::INDEX_CHECKSUM) {
             return Err(Malformed("the grammar, code or index fails its checksum"));
         }
         let leaves = bytes[leaves_at..leaves_at + leaf_count].to_vec();
@@ -542,7 +534,6 @@ impl Decoder {
             blocks,
             sparse_entries,
             longest_win_slot: (longest != u64::MAX).then_some(longest),
-            size: bytes.len(),
         };
         if blocks > 0 && (decoder.first_slot(bytes, 0) != 0 || decoder.first_slot(bytes, blocks) != slots) {
             return Err(Malformed("block slots"));
@@ -555,16 +546,6 @@ impl Decoder {
 
     fn first_slot(&self, bytes: &[u8], block: u64) -> u64 {
         u64_at(bytes, self.firsts_at + 8 * block as usize)
-    }
-
-    /// Blocks in the section.
-    pub fn blocks(&self) -> u64 {
-        self.blocks
-    }
-
-    /// Symbols of the grammar.
-    pub fn symbols(&self) -> usize {
-        self.lengths.len()
     }
 
     /// The stored byte of `slot` (for a slot the rules decide, whatever was stored there).
@@ -700,18 +681,5 @@ impl Decoder {
         let bits = packed >> 24;
         let index = (packed & 0xff_ffff).wrapping_add(top >> (32 - bits)).wrapping_sub(first);
         Some((*self.sorted.get(index as usize)?, bits))
-    }
-
-    /// Checks every block's checksum; the first damaged block, if any.
-    pub fn verify_blocks(&self, bytes: &[u8]) -> Result<(), DecodeError> {
-        (0..self.blocks).into_par_iter().try_for_each(|block| {
-            let start = self.blocks_at + BLOCK_BYTES * block as usize;
-            let check = u32_at(bytes, self.checks_at + 4 * block as usize);
-            if xxh3_64(&bytes[start..start + BLOCK_BYTES]) as u32 == check {
-                Ok(())
-            } else {
-                Err(DecodeError::DamagedBlock(block))
-            }
-        })
     }
 }

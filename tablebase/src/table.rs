@@ -79,18 +79,37 @@ impl<B: AsRef<[u8]>> Table<B> {
         };
         let mut values = decoder.decode_all(self.section()).map_err(TableError::Compressed)?;
         let win_in_one = Value::Win(1).encode();
+        self.for_each_slot_by_rules(&mut values, &crate::Silent, |value, decided| {
+            if decided {
+                *value = win_in_one;
+            }
+        });
+        Ok(std::borrow::Cow::Owned(values))
+    }
+
+    /// Calls `visit` with each slot's entry of `per_slot` and whether the rules decide that
+    /// slot (its side to move can capture the royal), in parallel.
+    fn for_each_slot_by_rules<T: Send>(
+        &self,
+        per_slot: &mut [T],
+        progress: &dyn crate::Progress,
+        visit: impl Fn(&mut T, bool) + Sync,
+    ) {
         use rayon::prelude::*;
         const CHUNK: usize = 1 << 16;
         let index = &self.index;
-        values.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
+        per_slot.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
             let first = (c * CHUNK) as u64;
             index.for_each_position(first..first + chunk.len() as u64, |slot, position| {
-                if position.can_capture_royal() {
-                    chunk[(slot - first) as usize] = win_in_one;
-                }
+                visit(&mut chunk[(slot - first) as usize], position.can_capture_royal());
             });
+            progress.advance(chunk.len() as u64);
         });
-        Ok(std::borrow::Cow::Owned(values))
+    }
+
+    /// The overflow table's entries, (slot, distance), in slot order.
+    fn overflow_entries(&self) -> Vec<(u64, u32)> {
+        (0..self.header.overflow_entries as usize).map(|i| self.overflow_entry(i)).collect()
     }
 
     fn section(&self) -> &[u8] {
@@ -114,9 +133,10 @@ impl<B: AsRef<[u8]>> Table<B> {
         }
     }
 
-    /// The stored value of `slot`, which the rules do not decide.
+    /// The stored value of `slot`, which the rules do not decide (the audit's read of a child
+    /// that does not leave the royal en prise).
     #[inline]
-    fn stored_value(&self, slot: u64) -> Result<Value, CorruptValue> {
+    pub(crate) fn stored_value(&self, slot: u64) -> Result<Value, CorruptValue> {
         decode(self.stored(slot)?, slot, |s| self.overflow_dtw(s))
     }
 
@@ -183,13 +203,6 @@ impl<B: AsRef<[u8]>> Table<B> {
         self.stored_value(children.index_after(mv))
     }
 
-    /// The value of a child slot whose position the rules do not decide (its side to move
-    /// cannot capture the royal): the audit's read.
-    #[inline]
-    pub(crate) fn stored_value_of_child(&self, slot: u64) -> Result<Value, CorruptValue> {
-        self.stored_value(slot)
-    }
-
     /// Prefetches the byte of `slot` of a plain table (a compressed one reads a block anyway).
     #[inline]
     pub fn prefetch(&self, slot: u64) {
@@ -218,34 +231,24 @@ impl<B: AsRef<[u8]>> Table<B> {
     /// The same table as a compressed file (format version 2), whole: every value the same,
     /// overflow distances included. Works from a plain or a compressed table.
     pub fn to_compressed(&self, progress: &dyn crate::Progress) -> Result<Vec<u8>, TableError> {
-        use rayon::prelude::*;
         let values = self.decompressed_values()?;
         let mut dont_care = vec![false; values.len()];
-        const CHUNK: usize = 1 << 16;
-        let index = &self.index;
         progress.phase("slots the rules decide", values.len() as u64);
-        dont_care.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-            let first = (c * CHUNK) as u64;
-            index.for_each_position(first..first + chunk.len() as u64, |slot, position| {
-                chunk[(slot - first) as usize] = position.can_capture_royal();
-            });
-            progress.advance(chunk.len() as u64);
-        });
+        self.for_each_slot_by_rules(&mut dont_care, progress, |dont_care, decided| *dont_care = decided);
         progress.finish_phase();
         let longest = self.longest_win().map(|(_, position)| self.index.index_of(&position));
-        let encoded = crate::compressed::encode(&values, &dont_care, longest, progress);
-        let overflow: Vec<(u64, u32)> =
-            (0..self.header.overflow_entries as usize).map(|i| self.overflow_entry(i)).collect();
+        let section = crate::compressed::encode(&values, &dont_care, longest, progress);
+        let overflow = self.overflow_entries();
         let mut header = Header::unsummed(self.header.material, self.header.slots, &self.header.statistics, &overflow);
-        header.compressed_bytes = Some(encoded.bytes.len() as u64);
-        let padding = vec![0u8; (header.overflow_offset() - header.values_offset) as usize - encoded.bytes.len()];
+        header.compressed_bytes = Some(section.len() as u64);
+        let padding = vec![0u8; (header.overflow_offset() - header.values_offset) as usize - section.len()];
         let overflow = crate::format::overflow_bytes(&overflow);
         let mut hasher = Xxh3::new();
-        for part in [&header.to_bytes()[..], &encoded.bytes, &padding, &overflow] {
+        for part in [&header.to_bytes()[..], &section, &padding, &overflow] {
             hasher.update(part);
         }
         header.checksum = hasher.digest();
-        Ok([header.to_bytes(), encoded.bytes, padding, overflow].concat())
+        Ok([header.to_bytes(), section, padding, overflow].concat())
     }
 
     /// The same table as a plain file (format version 1), whole: for a table that came from a
@@ -254,7 +257,7 @@ impl<B: AsRef<[u8]>> Table<B> {
         let table = crate::format::SolvedTable {
             material: self.header.material,
             values: self.decompressed_values()?.into_owned(),
-            overflow: (0..self.header.overflow_entries as usize).map(|i| self.overflow_entry(i)).collect(),
+            overflow: self.overflow_entries(),
             statistics: self.header.statistics.clone(),
         };
         Ok(table.to_bytes())
@@ -272,9 +275,7 @@ impl<B: AsRef<[u8]>> Table<B> {
         if found != self.header.checksum {
             return Err(TableError::Checksum { expected: self.header.checksum, found });
         }
-        if let Some(decoder) = &self.decoder {
-            decoder.verify_blocks(self.section()).map_err(TableError::Compressed)?;
-        }
+        // Of a compressed table, decoding checks every block against its checksum too.
         let values = self.decompressed_values()?;
         let escapes = values.iter().filter(|&&b| b == OVERFLOW_CODE).count() as u64;
         if escapes != self.header.overflow_entries {
