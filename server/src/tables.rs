@@ -107,10 +107,6 @@ impl ServedTable {
         matches!(self.holding, Holding::Copy)
     }
 
-    fn bytes(&self) -> u64 {
-        self.table.size()
-    }
-
     /// A copy of bytes `range` of the file, as verified: the copy is made first and the file
     /// checked after, as [`ServedTable::read`] does, so a mapped file that changed meanwhile
     /// gives a `table-changed` problem, never its new bytes.
@@ -189,7 +185,7 @@ impl TableSet {
             match served {
                 Ok(table) => {
                     if table.is_copy() {
-                        copied += table.bytes();
+                        copied += table.file_size();
                     }
                     set.tables.insert(table.table.header().material, table);
                 }
@@ -206,7 +202,7 @@ impl TableSet {
                         Some(table) => {
                             tracing::error!(file = %path.display(), %error, "replacement table refused; the verified one it would replace is still served");
                             if table.is_copy() {
-                                copied += table.bytes();
+                                copied += table.file_size();
                             }
                             set.tables.insert(table.table.header().material, Arc::clone(table));
                             set.rejected.push((path, format!("{error}; the table verified before is still served")));
@@ -247,7 +243,7 @@ fn serve_mapped(path: &Path, identity: FileIdentity, verify: bool) -> Result<Ser
     let served = prepare(path, identity, verify, map, Holding::Mapped(guard))?;
     // A change while it was being verified.
     served.intact().map_err(|e| io(std::io::Error::other(e.problem().detail)))?;
-    tracing::info!(file = %path.display(), bytes = served.bytes(), "served from its file (beyond the copy budget)");
+    tracing::info!(file = %path.display(), bytes = served.file_size(), "served from its file (beyond the copy budget)");
     Ok(served)
 }
 

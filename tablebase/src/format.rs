@@ -36,6 +36,12 @@ pub fn recorded_checksum(material: Material) -> Option<u64> {
 /// File name extension.
 pub const EXTENSION: &str = "s4tb";
 
+/// The file name of a closed game's table, `KKCF.s4tb`: the one name under which a table is
+/// written, served, downloaded and accepted.
+pub fn file_name(material: Material) -> String {
+    format!("{material}.{EXTENSION}")
+}
+
 /// Where each header field lies (byte ranges; all integers little-endian), as documented in
 /// `tables/README.md`.
 pub mod layout {
@@ -627,8 +633,8 @@ impl TableWriter {
         statistics: &Statistics,
         overflow: &[(u64, u32)],
     ) -> Result<TableWriter, TableError> {
-        let path = dir.join(format!("{material}.{EXTENSION}"));
-        let temporary = dir.join(format!(".{material}.{EXTENSION}.tmp-{}", std::process::id()));
+        let path = dir.join(file_name(material));
+        let temporary = dir.join(format!(".{}.tmp-{}", file_name(material), std::process::id()));
         let header = Header::unsummed(material, slots, statistics, overflow);
         std::fs::create_dir_all(dir).map_err(|e| TableError::Io(dir.to_path_buf(), e))?;
         // Created afresh, never opened if it exists: a leftover of a crashed solve with the

@@ -30,8 +30,8 @@ mod value;
 pub use audit::{audit, implied_value, AuditReport, Violation, REPORTED_VIOLATIONS};
 pub use checkpoint::{fingerprint as index_fingerprint, write_atomically, CheckpointError, Checkpoints};
 pub use format::{
-    layout, recorded_checksum, CorruptValue, Damage, Header, SolvedTable, Statistics, TableError, TableWriter,
-    EXTENSION, MAGIC, VERSION, VERSION_COMPRESSED,
+    file_name, layout, recorded_checksum, CorruptValue, Damage, Header, SolvedTable, Statistics, TableError,
+    TableWriter, EXTENSION, MAGIC, VERSION, VERSION_COMPRESSED,
 };
 pub use memory::{available_memory, huge_vec, prefetch, solve_memory_needed};
 pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeResult, Tablebase};

@@ -68,7 +68,7 @@ impl TableDir {
 
     /// Where the table of `material` lives.
     pub fn path_of(&self, material: Material) -> PathBuf {
-        self.dir.join(format!("{material}.{EXTENSION}"))
+        self.dir.join(crate::format::file_name(material))
     }
 
     /// The table files (`*.s4tb`, not hidden temporary files), sorted by name.

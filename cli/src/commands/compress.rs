@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use serde_json::json;
-use shogi4_tablebase::{open_table, write_atomically, TableDir, TableError, EXTENSION};
+use shogi4_tablebase::{file_name, open_table, write_atomically, TableDir, TableError};
 
 use super::grouped;
 use crate::error::CliError;
@@ -49,7 +49,7 @@ pub fn compress_file(file: &Path, out: &Path, plain: bool, json: bool) -> Result
         return Err(CliError::Table(TableError::InconsistentHeader("the compressed values differ from the source's")));
     }
     let seconds = started.elapsed().as_secs_f64();
-    let path = out.join(format!("{material}.{EXTENSION}"));
+    let path = out.join(file_name(material));
     write_atomically(&path, &[compressed.file_bytes()])
         .map_err(|e| CliError::Table(TableError::Io(path.clone(), e)))?;
     let (from, to, positions) = (table.size(), compressed.size(), table.header().statistics.positions);

@@ -24,8 +24,8 @@ pub fn run(file: &Path, json: bool) -> Result<(), CliError> {
             grouped(table.size())
         ),
         Some(_) => {
-            // What the same table takes plain: one byte a slot, the same header and overflow.
-            let plain = h.values_offset + h.slots.next_multiple_of(8) + 16 * h.overflow_entries;
+            // What the same table takes plain: the same header and overflow, a byte a slot.
+            let plain = shogi4_tablebase::Header { compressed_bytes: None, ..h.clone() }.file_size();
             println!(
                 "format      s4tb version {VERSION_COMPRESSED}, compressed, {} bytes, {per_position:.4} byte per \
                  position ({:.1}× smaller than plain)",

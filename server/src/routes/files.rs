@@ -9,7 +9,7 @@ use axum::response::Response;
 use axum::Json;
 use sha2::Digest;
 use shogi4_api::{FileEntry, FilesResponse, Manifest, ManifestEntry};
-use shogi4_tablebase::EXTENSION;
+use shogi4_tablebase::file_name;
 
 use super::Client;
 use crate::downloads::{self, Source};
@@ -35,7 +35,7 @@ pub async fn list(State(state): State<Arc<AppState>>, Client(client): Client) ->
         .tables
         .iter()
         .map(|(material, table)| FileEntry {
-            name: file_name(&material.to_string()),
+            name: file_name(*material),
             bytes: table.file_size(),
             sha256: table.sha256.clone(),
             material: Some(material.to_string()),
@@ -97,22 +97,18 @@ pub async fn download(
     let table = set
         .tables
         .iter()
-        .find(|(material, _)| file_name(&material.to_string()) == name)
+        .find(|(&material, _)| file_name(material) == name)
         .map(|(_, table)| Arc::clone(table))
         .ok_or_else(|| ApiError::NoFile(name.chars().take(64).collect()))?;
     let sha256 = table.sha256.clone();
     downloads::respond(&state.downloads, client, &headers, Source::Table(table), &sha256, "application/octet-stream")
 }
 
-fn file_name(material: &str) -> String {
-    format!("{material}.{EXTENSION}")
-}
-
 /// `SHA256SUMS` of the served tables, in `sha256sum`'s own format.
 fn sha256sums(set: &TableSet) -> Vec<u8> {
     set.tables
         .iter()
-        .map(|(material, table)| format!("{}  {}\n", table.sha256, file_name(&material.to_string())))
+        .map(|(material, table)| format!("{}  {}\n", table.sha256, file_name(*material)))
         .collect::<String>()
         .into_bytes()
 }
@@ -124,7 +120,7 @@ fn manifest(set: &TableSet) -> Vec<u8> {
         .iter()
         .map(|(material, table)| ManifestEntry {
             info: table.info.clone(),
-            file: file_name(&material.to_string()),
+            file: file_name(*material),
             sha256: table.sha256.clone(),
         })
         .collect();
