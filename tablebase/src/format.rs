@@ -401,7 +401,25 @@ impl Header {
 
     /// The zero bytes between the values and the overflow table.
     fn padding(&self) -> Vec<u8> {
-        vec![0u8; (self.overflow_offset() - self.values_offset - self.slots) as usize]
+        let body = self.compressed_bytes.unwrap_or(self.slots);
+        vec![0u8; (self.overflow_offset() - self.values_offset - body) as usize]
+    }
+
+    /// This header with the checksum of the file it heads: `body` (the value bytes, or the
+    /// compressed section) and the overflow table.
+    pub(crate) fn summed(mut self, body: &[u8], overflow: &[(u64, u32)]) -> Header {
+        let mut hasher = Xxh3::new();
+        hasher.update(&self.to_bytes());
+        hasher.update(body);
+        hasher.update(&self.padding());
+        hasher.update(&overflow_bytes(overflow));
+        self.checksum = hasher.digest();
+        self
+    }
+
+    /// The whole file this header heads, with `body` and the overflow table.
+    pub(crate) fn file_with(&self, body: &[u8], overflow: &[(u64, u32)]) -> Vec<u8> {
+        [self.to_bytes(), body.to_vec(), self.padding(), overflow_bytes(overflow)].concat()
     }
 
     /// Offset of the overflow table.
@@ -569,20 +587,13 @@ impl SolvedTable {
 
     /// The header of this table's file, checksum included.
     fn header(&self) -> Header {
-        let mut header = Header::unsummed(self.material, self.values.len() as u64, &self.statistics, &self.overflow);
-        let mut hasher = Xxh3::new();
-        hasher.update(&header.to_bytes());
-        hasher.update(&self.values);
-        hasher.update(&header.padding());
-        hasher.update(&overflow_bytes(&self.overflow));
-        header.checksum = hasher.digest();
-        header
+        Header::unsummed(self.material, self.values.len() as u64, &self.statistics, &self.overflow)
+            .summed(&self.values, &self.overflow)
     }
 
     /// The whole file as bytes (for tests and small tables).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let header = self.header();
-        [header.to_bytes(), self.values.clone(), header.padding(), overflow_bytes(&self.overflow)].concat()
+        self.header().file_with(&self.values, &self.overflow)
     }
 
     /// Writes `DIR/MATERIAL.s4tb` atomically: a temporary file in the same directory, fsync,

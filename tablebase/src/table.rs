@@ -241,14 +241,7 @@ impl<B: AsRef<[u8]>> Table<B> {
         let overflow = self.overflow_entries();
         let mut header = Header::unsummed(self.header.material, self.header.slots, &self.header.statistics, &overflow);
         header.compressed_bytes = Some(section.len() as u64);
-        let padding = vec![0u8; (header.overflow_offset() - header.values_offset) as usize - section.len()];
-        let overflow = crate::format::overflow_bytes(&overflow);
-        let mut hasher = Xxh3::new();
-        for part in [&header.to_bytes()[..], &section, &padding, &overflow] {
-            hasher.update(part);
-        }
-        header.checksum = hasher.digest();
-        Ok([header.to_bytes(), section, padding, overflow].concat())
+        Ok(header.summed(&section, &overflow).file_with(&section, &overflow))
     }
 
     /// The same table as a plain file (format version 1), whole: for a table that came from a
