@@ -15,7 +15,8 @@
 //! `cargo run --release -p shogi4-search --example reach -- [POSITIONS] [MS,MS,...] [TABLE_MB] [SETS] [PLAN]`
 //!
 //! `PLAN` is `default`, `exact` (deepening alone, the search before deep questions) or
-//! `SHARE:BOUND,BOUND,…:ROUNDS:bisect|deepen|keep` (the fields of [`Plan`]).
+//! `SHARE:BOUND,BOUND,…:ROUNDS:bisect|deepen|keep` (the fields of [`Plan`]; a bound `any` is a
+//! question at any distance, [`Horizon::Unbounded`]).
 
 #[path = "../tests/common/rng.rs"]
 mod rng;
@@ -26,7 +27,7 @@ use std::time::{Duration, Instant};
 use rayon::prelude::*;
 use rng::Rng;
 use shogi4_engine::Position;
-use shogi4_search::{Limits, Narrowing, Outcome, Plan, Search, MAX_DEPTH};
+use shogi4_search::{Horizon, Limits, Narrowing, Outcome, Plan, Search, MAX_DEPTH};
 
 /// Nodes of the search that judges a careful playout's moves.
 const JUDGE_NODES: u64 = 600_000;
@@ -52,7 +53,13 @@ fn main() {
             };
             Plan {
                 deepening: share.parse().expect("a share"),
-                bounds: bounds.split(',').map(|b| b.parse().expect("a bound")).collect(),
+                bounds: bounds
+                    .split(',')
+                    .map(|b| match b {
+                        "any" => Horizon::Unbounded,
+                        b => Horizon::Within(b.parse().expect("a bound or `any`")),
+                    })
+                    .collect(),
                 rounds: rounds.parse().expect("rounds"),
                 narrowing: match tighten {
                     "bisect" => Narrowing::Bisect,

@@ -60,7 +60,7 @@ use arrayvec::ArrayVec;
 use shogi4_engine::{Move, Position, MAX_MOVES};
 
 use crate::prover::{Aborted, Prover, MAX_DEPTH};
-use crate::table::{key_of, mix, UNKNOWN};
+use crate::table::{key_of, mix, Depth, UNKNOWN};
 
 /// An unreachable proof or disproof number: the node is resolved the other way.
 pub(crate) const INFINITE: u32 = u32::MAX;
@@ -75,7 +75,7 @@ pub(crate) enum Question {
 }
 
 impl Question {
-    fn next(self) -> Question {
+    pub(crate) fn next(self) -> Question {
         match self {
             Question::Win => Question::Loss,
             Question::Loss => Question::Win,
@@ -120,16 +120,16 @@ impl NumberTable {
         mix(key, depth) as usize & (self.entries.len() - 1)
     }
 
-    fn get(&self, key: u128, depth: u32) -> Option<(u32, u32)> {
+    pub(crate) fn get(&self, key: u128, depth: u32) -> Option<(u32, u32)> {
         let entry = &self.entries[self.slot(key, depth)];
         (entry.key == key && entry.depth == depth).then_some((entry.proof, entry.disproof))
     }
 
-    fn prefetch(&self, key: u128, depth: u32) {
+    pub(crate) fn prefetch(&self, key: u128, depth: u32) {
         shogi4_tablebase::prefetch(&self.entries[self.slot(key, depth)]);
     }
 
-    fn put(&mut self, key: u128, depth: u32, proof: u32, disproof: u32) {
+    pub(crate) fn put(&mut self, key: u128, depth: u32, proof: u32, disproof: u32) {
         let slot = self.slot(key, depth);
         self.entries[slot] = NumberEntry { key, depth, proof, disproof };
     }
@@ -312,7 +312,7 @@ impl Prover<'_> {
     /// keeps its royal safe. The frontier of every deep search is made of these questions, so
     /// they skip what a searched node needs (keys, table lookups, numbers) and stop at the
     /// first such move.
-    fn wins_in_three(&mut self, position: &Position) -> bool {
+    pub(crate) fn wins_in_three(&mut self, position: &Position) -> bool {
         let exposes = position.exposure_test();
         for &mv in position.legal_moves().iter() {
             if exposes(mv) {
@@ -337,7 +337,7 @@ impl Prover<'_> {
     /// A win of the side to move, found on the way, is recorded as such (as `settle_refuted`
     /// does for searched nodes): it answers every later question about the position, where
     /// "no loss within 4" would be asked again, deeper, at each iteration.
-    fn loses_in_four(&mut self, position: &Position, key: u128) -> bool {
+    pub(crate) fn loses_in_four(&mut self, position: &Position, key: u128) -> bool {
         if self.wins_in_three(position) {
             self.record(key, |b| b.win_within = b.win_within.min(3));
             return false;
@@ -367,7 +367,7 @@ impl Prover<'_> {
 
     /// "Win within 5": some move leaves the opponent losing within 4. Moves that threaten
     /// the royal are tried first (most such wins start with one); the others after them.
-    fn wins_in_five(&mut self, position: &Position, key: u128) -> bool {
+    pub(crate) fn wins_in_five(&mut self, position: &Position, key: u128) -> bool {
         let exposes = position.exposure_test();
         let mut quiet: ArrayVec<Move, MAX_MOVES> = ArrayVec::new();
         for &mv in position.legal_moves().iter() {
@@ -391,7 +391,7 @@ impl Prover<'_> {
 
     /// Records a resolved node as a fact.
     fn resolve(&mut self, key: u128, depth: u32, question: Question, yes: bool) {
-        let d = depth as u8;
+        let d = depth as Depth;
         self.record(key, |b| match (question, yes) {
             (Question::Win, true) => b.win_within = b.win_within.min(d),
             (Question::Win, false) => b.no_win_within = b.no_win_within.max(d),
@@ -431,7 +431,7 @@ impl Prover<'_> {
                 }
                 // A distance past the deepest the table holds is left unrecorded.
                 if slowest < MAX_DEPTH {
-                    let loss = (slowest + 1) as u8;
+                    let loss = (slowest + 1) as Depth;
                     self.record(key, |b| b.loss_within = b.loss_within.min(loss));
                 }
             }
@@ -452,7 +452,7 @@ impl Prover<'_> {
                     })
                     .min();
                 if let Some(loss) = quickest.filter(|&loss| loss < MAX_DEPTH) {
-                    let win = (loss + 1) as u8;
+                    let win = (loss + 1) as Depth;
                     self.record(key, |b| b.win_within = b.win_within.min(win));
                 }
             }
@@ -477,14 +477,14 @@ fn initial_numbers(question: Question, depth: u32, safe_moves: u32) -> (u32, u32
 
 /// A child's threshold from the second-best sibling's number, with some slack (the 1 + ε
 /// trick): switching back and forth between two near-equal children re-expands both.
-fn grow(second: u32) -> u32 {
+pub(crate) fn grow(second: u32) -> u32 {
     second.saturating_add(1).max(second.saturating_mul(2))
 }
 
 /// The sum of two numbers, infinite only when one of them is: a sum of finite numbers stops
 /// just below [`INFINITE`], so that a node whose children are all unresolved never looks
 /// resolved (deep questions have numbers large enough for sums to reach the cap).
-fn add(a: u32, b: u32) -> u32 {
+pub(crate) fn add(a: u32, b: u32) -> u32 {
     if a == INFINITE || b == INFINITE {
         INFINITE
     } else {

@@ -1,23 +1,31 @@
 //! Proof search for Shogi4 positions that no table holds, above all the real game.
 //!
 //! An answer is **proven**, a win or loss with the exact distance to win (exact because every
-//! shallower depth was searched to completion); or **bounded**, a win or loss proven by a deep
-//! question ("win within 61?"), its distance known to lie in a range; or **unknown** with the
-//! depth `D` up to which neither side has a forced result: a true statement too (the
-//! position's distance is larger than `D`, or it is a draw). A search never claims a draw.
+//! shallower depth was searched to completion); or **bounded**, a win or loss proven by a
+//! question without a depth ("does the side to move win, however far?"), its distance known
+//! to lie in a range; or **unknown** with the depth `D` up to which neither side has a forced
+//! result: a true statement too (the position's distance is larger than `D`, or it is a
+//! draw). A search never claims a draw.
 //!
-//! Why the deep questions: the exact distance needs every shorter distance refuted first, and
-//! in iterative deepening those refutations cost most of the search. A player needs the value
-//! first. How a budget is split between the two is a [`Plan`]; the default was measured with
-//! `scripts/search-reach.sh` on careful-play positions (200 of them, 1 s each, one thread per
-//! position): deepening alone proves 44.0–44.5% (all exact); 30% of the budget for deepening,
-//! then "win within 61", "loss within 60", "win within 121", "loss within 120" with equal
-//! shares of what is left proves 62.5–65.5% as a value. Asking 121 at once proved fewer
-//! (60.5–62.5%), and so did ceding half the budget to deepening (62.0%), starting at 31 or 41
-//! (no better, 63.0–65.0%), or asking each question twice with doubling shares (63.5–65.0%).
+//! Why the value questions: the exact distance needs every shorter distance refuted first,
+//! and in iterative deepening those refutations cost most of the search. A player needs the
+//! value first. How a budget is split between the two is a [`Plan`]; the default was
+//! measured with `scripts/search-reach.sh` on its careful-play positions (200 of them, 1 s
+//! each, one thread per position), against the plan before it (30% for deepening, then
+//! "win within 61", "loss within 60", "win within 121", "loss within 120": 63.5% proven as a
+//! value, 44.0% exactly):
+//!
+//! - Questions without a depth (`value.rs`), each at half of what deepening leaves: 66.5%.
+//!   The depth-bounded questions meet each position once per depth; these once.
+//! - Both of them under one root that goes on with the cheaper-looking one: 70.5%. Asked
+//!   alone, "win?" proves 54.5% and "loss?" 17.5% in the same second, so no split of the two
+//!   can do much better.
+//! - 20% of the budget for deepening: 71.5% as a value, 44.0% exactly (3%: 72.0% and
+//!   42.0%; 10%: 70.5% and 45.0%).
+//!
 //! A proven range is narrowed by two questions just past its lower bound, then bisection:
-//! bisection alone left the exact share a point or two lower (43.0% against 44.0%), since most
-//! distances lie just past what deepening refuted.
+//! bisection alone left the exact share a point or two lower, since most distances lie just
+//! past what deepening refuted.
 //!
 //! ```
 //! use shogi4_engine::Position;
@@ -34,6 +42,7 @@
 mod dfpn;
 mod prover;
 mod table;
+mod value;
 
 use std::time::{Duration, Instant};
 
@@ -41,7 +50,7 @@ use shogi4_engine::Position;
 use shogi4_tablebase::{MainlineStep, MoveFlags, Value};
 
 use prover::Prover;
-pub use prover::{Narrowing, Plan, MAX_DEPTH};
+pub use prover::{Horizon, Narrowing, Plan, MAX_DEPTH};
 pub use table::TranspositionTable;
 
 /// The node budget a served search gets unless configured otherwise: several seconds of search

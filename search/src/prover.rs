@@ -2,7 +2,8 @@
 //! iterative deepening that turns them into an exact distance to win.
 //!
 //! Each question is answered by df-pn (`dfpn.rs`) at the root's iterations; the plain
-//! depth-first versions here serve the line of best play and are the simple reference.
+//! depth-first versions here serve the line of best play and are the simple reference. The
+//! value questions, at any distance, are `value.rs`'s; `establish` asks both kinds.
 //!
 //! `wins_within(P, d)`: some move captures the royal (d ≥ 1), or leads to a position that
 //! loses within `d − 1`. `loses_within(P, d)`: `P` has no legal move, or every move leads to a
@@ -17,7 +18,7 @@ use arrayvec::ArrayVec;
 use shogi4_engine::{Move, Position, MAX_MOVES};
 
 use crate::dfpn::{NumberTable, Question};
-use crate::table::{key_of, Bounds, TranspositionTable, UNKNOWN};
+use crate::table::{key_of, Bounds, Depth, TranspositionTable, UNKNOWN};
 use crate::{distance_from, Outcome};
 use shogi4_tablebase::Value;
 
@@ -33,15 +34,34 @@ const CLOCK_INTERVAL: u64 = 1 << 12;
 pub struct Plan {
     /// The share of the budget that iterative deepening gets.
     pub deepening: f64,
-    /// The deep questions' distances, asked in turn with equal shares of what is left:
-    /// "win within" the odd one of each distance and its even neighbour, "loss within" the
-    /// even one.
-    pub bounds: Vec<u32>,
+    /// The deep questions, asked in turn with equal shares of what is left: for each horizon,
+    /// "win?" and "loss?" of the side to move.
+    pub bounds: Vec<Horizon>,
     /// How often the two questions of a distance are asked in turn, each turn with twice the
     /// budget of the one before.
     pub rounds: u32,
     /// How a proven value's range is narrowed with what is left of the budget.
     pub narrowing: Narrowing,
+}
+
+/// How far a deep question looks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Horizon {
+    /// Within a distance: "win within" the odd one of it and its even neighbour, "loss
+    /// within" the even one (df-pn over (position, depth) nodes, `dfpn.rs`).
+    Within(u32),
+    /// At any distance (df-pn over positions, `value.rs`); the proof's own bound is the
+    /// upper bound.
+    Unbounded,
+}
+
+/// One deep question as [`Prover::establish`] asks it.
+#[derive(Clone, Copy, Debug)]
+enum Ask {
+    /// "Win within" (or "loss within") a distance.
+    Within(u32, Question),
+    /// "Win or loss?" at any distance, by the question that looks cheaper.
+    Either,
 }
 
 /// How a proven value's distance range is narrowed after the deep question that proved it.
@@ -60,7 +80,7 @@ pub enum Narrowing {
 impl Default for Plan {
     /// The split measured best on the reach script's sets (`search/src/lib.rs` has the figures).
     fn default() -> Plan {
-        Plan { deepening: 0.3, bounds: vec![61, 121], rounds: 1, narrowing: Narrowing::Bisect }
+        Plan { deepening: 0.2, bounds: vec![Horizon::Unbounded], rounds: 1, narrowing: Narrowing::Bisect }
     }
 }
 
@@ -220,13 +240,13 @@ impl<'t> Prover<'t> {
         for (_, i, child) in &candidates {
             if self.loses_within(child, d - 1)? {
                 self.record(key, |b| {
-                    b.win_within = b.win_within.min(d as u8);
+                    b.win_within = b.win_within.min(d as Depth);
                     b.hint = *i;
                 });
                 return Ok(true);
             }
         }
-        self.record(key, |b| b.no_win_within = b.no_win_within.max(d as u8));
+        self.record(key, |b| b.no_win_within = b.no_win_within.max(d as Depth));
         Ok(false)
     }
 
@@ -256,13 +276,13 @@ impl<'t> Prover<'t> {
         for &(_, i, mv) in &defences {
             if !self.wins_within(&position.play_unchecked(mv), d - 1)? {
                 self.record(key, |b| {
-                    b.no_loss_within_plus_one = b.no_loss_within_plus_one.max(d as u8 + 1);
+                    b.no_loss_within_plus_one = b.no_loss_within_plus_one.max(d as Depth + 1);
                     b.hint = i;
                 });
                 return Ok(false);
             }
         }
-        self.record(key, |b| b.loss_within = b.loss_within.min(d as u8));
+        self.record(key, |b| b.loss_within = b.loss_within.min(d as Depth));
         Ok(true)
     }
 
@@ -291,10 +311,11 @@ impl<'t> Prover<'t> {
     /// else the depth to which neither side has a forced result.
     ///
     /// The budget is split by `plan`: deepening first, for the exact distance of the
-    /// near results; then "win within `D`" and "loss within `D − 1`" at growing `D`, each
-    /// with an equal share of what is left; then, if a value was proven, its range narrowed
-    /// as the plan's [`Narrowing`] says, with whatever remains. The budget in force when it was called is in
-    /// force again when it returns.
+    /// near results; then the plan's deep questions (depth-bounded, "win within `D`" and
+    /// "loss within `D − 1`", or at any distance), each with an equal share of what is left;
+    /// then, if a value was proven, its range narrowed as the plan's [`Narrowing`] says, with
+    /// whatever remains. The budget in force when it was called is in force again when it
+    /// returns.
     pub fn establish(&mut self, position: &Position, max_depth: u32, plan: &Plan) -> Outcome {
         let max_depth = max_depth.min(MAX_DEPTH);
         let whole = self.limit();
@@ -323,44 +344,71 @@ impl<'t> Prover<'t> {
         // search (one ply shallower) asks its position exactly what its parent's question
         // asked of it, and finds the parent's proof in the table.
         let shift = MAX_DEPTH - max_depth;
-        let mut questions: Vec<(u32, Question, f64)> = Vec::new();
-        for bound in plan.bounds.iter().filter_map(|&bound| bound.checked_sub(shift)) {
-            // Wins at odd depths, losses at even ones.
-            let (win, loss) = if bound % 2 == 1 { (bound, bound - 1) } else { (bound - 1, bound) };
-            // The two questions in turn, each turn with twice the budget of the one before:
+        let mut questions: Vec<(Ask, f64)> = Vec::new();
+        for horizon in &plan.bounds {
+            // The questions in turn, each turn with twice the budget of the one before:
             // df-pn resumes from the numbers it left in its table, so a question asked again
             // goes on where it stopped, and the side that is easier to prove is found early.
             for round in 0..plan.rounds {
                 let weight = f64::from(1u32 << round);
-                questions.push((win, Question::Win, weight));
-                questions.push((loss, Question::Loss, weight));
+                match *horizon {
+                    // Both questions under one root, with the weight of two; not when deepening
+                    // has covered every distance asked about (its proof could not be used, and it
+                    // may have no end but the budget).
+                    Horizon::Unbounded if established < max_depth => questions.push((Ask::Either, 2.0 * weight)),
+                    Horizon::Unbounded => {}
+                    Horizon::Within(bound) => {
+                        let Some(bound) = bound.checked_sub(shift) else { continue };
+                        // Wins at odd depths, losses at even ones.
+                        let (win, loss) = if bound % 2 == 1 { (bound, bound - 1) } else { (bound - 1, bound) };
+                        for (depth, question) in [(win, Question::Win), (loss, Question::Loss)] {
+                            if depth > established && depth <= max_depth {
+                                questions.push((Ask::Within(depth, question), weight));
+                            }
+                        }
+                    }
+                }
             }
         }
-        questions.retain(|&(depth, ..)| depth > established && depth <= max_depth);
         // What the questions refute: no win within `no_win`, no loss within `no_loss`.
         let (mut no_win, mut no_loss) = (established, established);
         for asked in 0..questions.len() {
-            let (depth, question, weight) = questions[asked];
-            let refuted = if question == Question::Win { no_win } else { no_loss };
-            if depth <= refuted {
-                continue;
+            let (ask, weight) = questions[asked];
+            if let Ask::Within(depth, question) = ask {
+                if depth <= if question == Question::Win { no_win } else { no_loss } {
+                    continue;
+                }
             }
-            let weights: f64 = questions[asked..].iter().map(|q| q.2).sum();
+            let weights: f64 = questions[asked..].iter().map(|q| q.1).sum();
             self.spend(self.left_of(whole), weight / weights);
-            match self.prove_by_numbers(position, depth, question) {
-                Ok(true) => {
+            let answer = match ask {
+                Ask::Within(depth, question) => {
+                    self.prove_by_numbers(position, depth, question).map(|yes| yes.then_some((question, depth)))
+                }
+                Ask::Either => self
+                    .prove_either(position)
+                    .map(|won| won.map(|(win, b)| (if win { Question::Win } else { Question::Loss }, b))),
+            };
+            match answer {
+                // A proof whose bound lies past the deepest distance asked about is not used:
+                // every answer stays within `max_depth`.
+                Ok(Some((question, within))) if within <= max_depth => {
                     self.spend(self.left_of(whole), 1.0);
                     let win = question == Question::Win;
                     let at_least = if win { no_win + 1 } else { no_loss + 1 };
                     return match plan.narrowing {
-                        Narrowing::Bisect => self.tighten(position, win, at_least, depth),
-                        Narrowing::Deepen => self.deepen_within(position, win, at_least, depth),
-                        Narrowing::Keep => Outcome::won(win, at_least, depth),
+                        Narrowing::Bisect => self.tighten(position, win, at_least, within),
+                        Narrowing::Deepen => self.deepen_within(position, win, at_least, within),
+                        Narrowing::Keep => Outcome::won(win, at_least, within),
                     };
                 }
-                Ok(false) if question == Question::Win => no_win = no_win.max(depth),
-                Ok(false) => no_loss = no_loss.max(depth),
-                Err(Aborted) => {}
+                Ok(None) => match ask {
+                    Ask::Within(depth, Question::Win) => no_win = no_win.max(depth),
+                    Ask::Within(depth, Question::Loss) => no_loss = no_loss.max(depth),
+                    // A value question's refutation says nothing for sure (see `value.rs`).
+                    Ask::Either => {}
+                },
+                Ok(Some(_)) | Err(Aborted) => {}
             }
         }
         Outcome::Unknown { no_result_within: no_win.min(no_loss) }

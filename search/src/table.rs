@@ -24,21 +24,26 @@ use shogi4_engine::Position;
 pub(crate) struct Bounds {
     /// Largest `d` for which "no win within `d`" is established (0: nothing beyond the
     /// trivial).
-    pub no_win_within: u8,
+    pub no_win_within: Depth,
     /// Smallest `d` for which "win within `d`" is established; [`UNKNOWN`] if none.
-    pub win_within: u8,
+    pub win_within: Depth,
     /// One more than the largest `d` for which "no loss within `d`" is established (0:
     /// nothing known; a loss within 0 is possible, so 0 itself is a fact worth storing).
-    pub no_loss_within_plus_one: u8,
+    pub no_loss_within_plus_one: Depth,
     /// Smallest `d` for which "loss within `d`" is established; [`UNKNOWN`] if none.
-    pub loss_within: u8,
+    pub loss_within: Depth,
     /// The move (its index in generation order) that last decided a question here: the
     /// winning move, or the defence that refuted a loss. Tried first next time.
     pub hint: u8,
 }
 
+/// A distance as the table stores it: wide enough for the upper bounds of value proofs,
+/// which may lie past the deepest question asked ([`crate::MAX_DEPTH`]), at no cost (an
+/// entry's 16-byte key sets its size).
+pub(crate) type Depth = u16;
+
 /// "Not established" for the upper bounds.
-pub(crate) const UNKNOWN: u8 = u8::MAX;
+pub(crate) const UNKNOWN: Depth = Depth::MAX;
 
 impl Bounds {
     const NOTHING: Bounds =
@@ -170,18 +175,20 @@ impl TranspositionTable {
 impl TranspositionTable {
     /// Records what an outcome says about the two questions, for every depth.
     pub(crate) fn remember(&mut self, key: u128, outcome: crate::Outcome) {
-        let deepest = crate::MAX_DEPTH as u8;
-        let depth = |d: u32| d.min(crate::MAX_DEPTH) as u8;
+        let deepest = crate::MAX_DEPTH as Depth;
+        // A lower bound may be lowered to what the table holds, never an upper one.
+        let depth = |d: u32| d.min(crate::MAX_DEPTH) as Depth;
+        let upper = |d: u32| if d < u32::from(UNKNOWN) { d as Depth } else { UNKNOWN };
         let mut bounds = self.get(key);
         match (outcome.proven_win(), outcome.distance_bounds()) {
             (Some(true), Some((at_least, at_most))) => {
-                bounds.win_within = bounds.win_within.min(depth(at_most));
+                bounds.win_within = bounds.win_within.min(upper(at_most));
                 // No win within at_least − 2; a win excludes every loss.
                 bounds.no_win_within = bounds.no_win_within.max(depth(at_least.saturating_sub(2)));
                 bounds.no_loss_within_plus_one = deepest + 1;
             }
             (Some(false), Some((at_least, at_most))) => {
-                bounds.loss_within = bounds.loss_within.min(depth(at_most));
+                bounds.loss_within = bounds.loss_within.min(upper(at_most));
                 // No loss within at_least − 2 (or none at all known for a loss in 0).
                 bounds.no_loss_within_plus_one = bounds.no_loss_within_plus_one.max(depth(at_least.saturating_sub(1)));
                 bounds.no_win_within = deepest;

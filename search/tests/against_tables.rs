@@ -10,7 +10,7 @@ mod rng;
 use rayon::prelude::*;
 use rng::Rng;
 use shogi4_engine::{MaterialIndex, Position};
-use shogi4_search::{Limits, Narrowing, Outcome, Plan, Search};
+use shogi4_search::{Horizon, Limits, Narrowing, Outcome, Plan, Search};
 use shogi4_tablebase::{solve, Silent, Table, Value};
 
 /// Positions to check; `SHOGI4_SEARCH_DIFF_POSITIONS` raises or lowers it.
@@ -248,8 +248,14 @@ fn the_time_budget_is_kept() {
 
 #[test]
 fn bounded_values_and_their_forced_lines_agree_with_the_table() {
+    // Both kinds of deep question: depth-bounded, and at any distance.
+    bounded_values_agree(vec![Horizon::Within(61), Horizon::Within(121)]);
+    bounded_values_agree(vec![Horizon::Unbounded]);
+}
+
+fn bounded_values_agree(horizons: Vec<Horizon>) {
     // Deepening starved, so that values come from the deep questions alone.
-    let plan = Plan { deepening: 0.0, bounds: vec![61, 121], rounds: 2, narrowing: Narrowing::Keep };
+    let plan = Plan { deepening: 0.0, bounds: horizons, rounds: 2, narrowing: Narrowing::Keep };
     let table = Table::new(solve("KKCF".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
     let index = table.index();
     let mut search = Search::new(4 << 20).with_plan(plan);
@@ -311,4 +317,53 @@ fn bounded_values_and_their_forced_lines_agree_with_the_table() {
         lines += usize::from(matches!(line.outcome, Outcome::Bounded { .. }));
     }
     assert!(bounded > 30 && lines > 30, "{bounded} bounded, {lines} bounded lines");
+}
+
+#[test]
+fn value_questions_never_prove_a_draw_and_their_bounds_hold() {
+    // Questions without a depth alone, with budgets large enough to meet many repetitions:
+    // closed games are full of cycles, and every draw of their tables is a position from which
+    // neither side can force the capture. The search must never prove one, whatever the
+    // repetitions it met on the way, and every bound it gives must hold the table's distance.
+    let plan = Plan { deepening: 0.0, bounds: vec![Horizon::Unbounded], rounds: 1, narrowing: Narrowing::Keep };
+    let games = ["KKCC", "KKCR", "KKCF", "KKRT"];
+    let results: Vec<(usize, usize, usize)> = games
+        .par_iter()
+        .enumerate()
+        .map(|(g, game)| {
+            let table = Table::new(solve(game.parse().unwrap(), &Silent).table.to_bytes()).unwrap();
+            let index = table.index();
+            let mut search = Search::new(4 << 20).with_plan(plan.clone());
+            let mut rng = Rng(0xD4A3 + g as u64);
+            let (mut draws, mut decided, mut bounded) = (0, 0, 0);
+            for _ in 0..20_000 {
+                if draws >= 150 && decided >= 150 {
+                    break;
+                }
+                let slot = rng.next() % index.slots();
+                let truth = table.value(slot).unwrap();
+                let is_draw = truth == Value::Draw;
+                if (is_draw && draws >= 150) || (!is_draw && decided >= 150) {
+                    continue;
+                }
+                let position = index.position_at(slot);
+                search.clear();
+                let outcome = search.prove(&position, &Limits::nodes(30_000)).outcome;
+                assert!(consistent(outcome, truth), "{}: search {outcome:?}, table {truth}", position.to_sfen());
+                bounded += usize::from(matches!(outcome, Outcome::Bounded { .. }));
+                if is_draw {
+                    draws += 1;
+                } else {
+                    decided += 1;
+                }
+            }
+            (draws, decided, bounded)
+        })
+        .collect();
+    let draws: usize = results.iter().map(|r| r.0).sum();
+    let bounded: usize = results.iter().map(|r| r.2).sum();
+    // The check must have met draws, and the questions must have proven values.
+    assert!(draws >= 300, "{results:?}");
+    assert!(bounded >= 100, "{results:?}");
+    eprintln!("value questions: {results:?} (draws, decided, bounded) per game");
 }

@@ -1,0 +1,378 @@
+//! Value proofs: df-pn without a depth, for "does the side to move win, however far?" (and
+//! "does it lose?"), with an upper bound on the distance read off the proof.
+//!
+//! The depth-bounded questions of `dfpn.rs` key every node by (position, depth), so a deep
+//! question such as "win within 121" meets each position at dozens of depths, each searched
+//! apart. Here a node is (position, question) alone: every transposition is one node, at any
+//! depth. What a depth used to guarantee, that the graph has no cycles, is replaced by the
+//! path:
+//!
+//! - **A proof holds whatever the path.** It is a finite tree whose leaves are royal
+//!   captures (or a player without a move), so it is recorded as a fact, with its bound: an
+//!   OR node wins within one more ply than the proven child's loss, an AND node loses within
+//!   one more than the slowest of its children's wins (two, for a move that exposes the
+//!   royal). Those bounds are true of the strategy the tree describes, so they are true upper
+//!   bounds on the distance. A proof is only ever built from proofs, never from a disproof.
+//! - **A disproof may depend on the path.** A position met again on the current path is a
+//!   repetition, a draw for this line, so it refutes the question here, but not from another
+//!   path (history never changes a value: the same position reached otherwise may well be
+//!   won). Such a refutation, and every refutation built on one, is marked as the path's
+//!   own: it is used by the nodes above it on this path, never stored. So is the path's
+//!   horizon ([`MAX_PATH`] plies, which bounds the recursion as the deepest question does for
+//!   the depth-bounded search). A refutation that depends on no path is one whose leaves are
+//!   all captures of the questioner's royal: it is the opposite result, proven, and its
+//!   numbers are stored as settled.
+//!
+//! Nothing a disproof says is ever claimed: a search reports only proofs, so a wrong
+//! disproof could cost a proof, never make one.
+
+use shogi4_engine::Position;
+
+use crate::dfpn::{add, grow, Question, INFINITE};
+use crate::prover::{Aborted, Prover, MAX_DEPTH};
+use crate::table::{key_of, mix, Depth, UNKNOWN};
+
+/// The deepest path a value search follows: past it a node counts as refuted for this path.
+const MAX_PATH: usize = MAX_DEPTH as usize;
+
+/// The number table's depth for value nodes: no depth-bounded question comes near it.
+fn slot(question: Question) -> u32 {
+    match question {
+        Question::Win => u32::MAX,
+        Question::Loss => u32::MAX - 1,
+    }
+}
+
+/// What is known of a node without expanding it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Known {
+    /// Proven, within this many plies.
+    Proven(u32),
+    /// Refuted whatever the path (the opposite result holds).
+    Refuted,
+    /// Refuted on this path only: a repetition, the horizon, or a refutation built on one.
+    RefutedHere,
+}
+
+/// A child of an expanded node.
+struct Child {
+    position: Position,
+    key: u128,
+    known: Option<Known>,
+    /// Its numbers when it was last expanded from here, else those it started with.
+    numbers: (u32, u32),
+}
+
+/// What an expansion ends with: the node's numbers, and for a proven node its bound, for a
+/// refuted one whether the refutation is the path's own.
+#[derive(Clone, Copy, Debug)]
+struct Expanded {
+    proof: u32,
+    disproof: u32,
+    bound: u32,
+    here: bool,
+}
+
+impl Expanded {
+    fn of(known: Known) -> Expanded {
+        match known {
+            Known::Proven(bound) => Expanded { proof: 0, disproof: INFINITE, bound, here: false },
+            Known::Refuted => Expanded { proof: INFINITE, disproof: 0, bound: 0, here: false },
+            Known::RefutedHere => Expanded { proof: INFINITE, disproof: 0, bound: 0, here: true },
+        }
+    }
+}
+
+/// The positions on the current path, with a small counting filter in front of the list so
+/// that most lookups (positions not on it) cost one memory read.
+struct Path {
+    keys: Vec<u128>,
+    filter: Vec<u16>,
+}
+
+const FILTER_SLOTS: usize = 1 << 12;
+
+impl Path {
+    fn new() -> Path {
+        Path { keys: Vec::with_capacity(MAX_PATH + 1), filter: vec![0; FILTER_SLOTS] }
+    }
+
+    fn slot(key: u128) -> usize {
+        mix(key, 0) as usize & (FILTER_SLOTS - 1)
+    }
+
+    fn contains(&self, key: u128) -> bool {
+        self.filter[Path::slot(key)] > 0 && self.keys.contains(&key)
+    }
+
+    fn push(&mut self, key: u128) {
+        self.filter[Path::slot(key)] += 1;
+        self.keys.push(key);
+    }
+
+    fn pop(&mut self) {
+        if let Some(key) = self.keys.pop() {
+            self.filter[Path::slot(key)] -= 1;
+        }
+    }
+}
+
+impl Prover<'_> {
+    /// Whether the side to move wins (`Some((true, bound))`) or loses (`Some((false, bound))`)
+    /// at any distance, both questions asked under one virtual OR root: each step goes on with
+    /// the question whose proof looks cheaper (the smaller proof number), until its number
+    /// passes the other's (with the same slack as every threshold), so that the effort goes
+    /// where the proof is nearer instead of half to each. `Ok(None)` when both are refuted.
+    pub(crate) fn prove_either(&mut self, position: &Position) -> Result<Option<(bool, u32)>, Aborted> {
+        let key = key_of(position);
+        let mut path = Path::new();
+        // Each question's numbers as last seen; `None` once refuted.
+        let mut open = [Some((1u32, 1u32)), Some((1, 1))];
+        let questions = [Question::Win, Question::Loss];
+        loop {
+            for (i, &question) in questions.iter().enumerate() {
+                if open[i].is_some() {
+                    match self.value_known(position, key, question) {
+                        Some(Known::Proven(bound)) => return Ok(Some((question == Question::Win, bound))),
+                        Some(_) => open[i] = None,
+                        None => {
+                            open[i] = Some(self.numbers.get(key, slot(question)).unwrap_or(open[i].unwrap_or((1, 1))))
+                        }
+                    }
+                }
+            }
+            let (i, threshold) = match open {
+                [None, None] => return Ok(None),
+                [Some(_), None] => (0, INFINITE),
+                [None, Some(_)] => (1, INFINITE),
+                [Some(win), Some(loss)] if win.0 <= loss.0 => (0, grow(loss.0)),
+                [Some(win), Some(_)] => (1, grow(win.0)),
+            };
+            let result = self.expand_value(position, key, questions[i], threshold, INFINITE, &mut path)?;
+            match (result.proof, result.disproof) {
+                (0, _) => return Ok(Some((questions[i] == Question::Win, result.bound))),
+                (_, 0) => open[i] = None,
+                numbers => open[i] = Some(numbers),
+            }
+        }
+    }
+
+    /// The answer when the rules or the table settle it. A proven result of either kind
+    /// settles both questions: a win, however far, excludes every loss.
+    fn value_known(&self, position: &Position, key: u128, question: Question) -> Option<Known> {
+        if position.can_capture_royal() {
+            return Some(if question == Question::Win { Known::Proven(1) } else { Known::Refuted });
+        }
+        let known = self.table.get(key);
+        let (yes, no) = match question {
+            Question::Win => (known.win_within, known.loss_within),
+            Question::Loss => (known.loss_within, known.win_within),
+        };
+        if yes != UNKNOWN {
+            Some(Known::Proven(u32::from(yes)))
+        } else if no != UNKNOWN {
+            Some(Known::Refuted)
+        } else {
+            None
+        }
+    }
+
+    /// Records a proof as a fact (a bound the table cannot hold stays unrecorded).
+    fn record_value(&mut self, key: u128, question: Question, bound: u32) {
+        if bound >= u32::from(UNKNOWN) {
+            return;
+        }
+        let bound = bound as Depth;
+        self.record(key, |b| match question {
+            Question::Win => b.win_within = b.win_within.min(bound),
+            Question::Loss => b.loss_within = b.loss_within.min(bound),
+        });
+    }
+
+    /// Expands a value node until it is settled or its numbers reach the thresholds.
+    fn expand_value(
+        &mut self,
+        position: &Position,
+        key: u128,
+        question: Question,
+        proof_threshold: u32,
+        disproof_threshold: u32,
+        path: &mut Path,
+    ) -> Result<Expanded, Aborted> {
+        self.tick()?;
+        if let Some(known) = self.value_known(position, key, question) {
+            return Ok(Expanded::of(known));
+        }
+        let stored = self.numbers.get(key, slot(question));
+        if stored.is_none() {
+            // First visit: the shortest results by rules and loops (see `dfpn.rs`), far cheaper
+            // than numbers for the many nodes near a capture. Later visits skip them.
+            let quick = match question {
+                Question::Win => self.wins_in_three(position).then_some(3),
+                Question::Loss => self.loses_in_four(position, key).then_some(4),
+            };
+            if let Some(bound) = quick {
+                self.record_value(key, question, bound);
+                return Ok(Expanded::of(Known::Proven(bound)));
+            }
+        }
+        let child_question = question.next();
+        let moves = position.legal_moves();
+        let exposes = position.exposure_test();
+        let horizon = path.keys.len() >= MAX_PATH;
+        let mut children: Vec<Child> = Vec::with_capacity(moves.len());
+        for &mv in moves.iter() {
+            if exposes(mv) {
+                continue;
+            }
+            let (position, key) = (position.play_unchecked(mv), position.key_after(key, mv));
+            self.table.prefetch(key);
+            self.numbers.prefetch(key, slot(child_question));
+            children.push(Child { position, key, known: None, numbers: (1, 1) });
+        }
+        let has_unsafe_moves = moves.len() > children.len();
+        for child in &mut children {
+            child.known = if horizon || path.contains(child.key) {
+                Some(Known::RefutedHere)
+            } else {
+                self.value_known(&child.position, child.key, child_question)
+            };
+            if child.known.is_some() {
+                continue;
+            }
+            let counts = child.position.move_counts();
+            let loses = child_question == Question::Loss;
+            if counts.legal == 0 || counts.safe == 0 {
+                // No move: lost in 0; no move that keeps the royal: lost in 2.
+                let bound = if counts.legal == 0 { 0 } else { 2 };
+                child.known = Some(if loses { Known::Proven(bound) } else { Known::Refuted });
+            } else {
+                // As many to settle on the mover's side as it has safe moves.
+                let mobility = counts.safe as u32;
+                child.numbers = if loses { (mobility, 1) } else { (1, mobility) };
+            }
+        }
+        self.nodes += children.len() as u64;
+        path.push(key);
+        let result = self.settle_value(
+            key,
+            question,
+            &mut children,
+            has_unsafe_moves,
+            proof_threshold,
+            disproof_threshold,
+            path,
+        );
+        path.pop();
+        result
+    }
+
+    /// The loop of [`Prover::expand_value`] over its children.
+    #[allow(clippy::too_many_arguments)]
+    fn settle_value(
+        &mut self,
+        key: u128,
+        question: Question,
+        children: &mut [Child],
+        has_unsafe_moves: bool,
+        proof_threshold: u32,
+        disproof_threshold: u32,
+        path: &mut Path,
+    ) -> Result<Expanded, Aborted> {
+        let child_question = question.next();
+        loop {
+            let (mut proof, mut disproof) = match question {
+                Question::Win => (INFINITE, 0u32),
+                Question::Loss => (0u32, INFINITE),
+            };
+            let (mut best, mut best_numbers, mut best_deciding, mut second) =
+                (None, (INFINITE, INFINITE), INFINITE, INFINITE);
+            for (i, child) in children.iter().enumerate() {
+                let (p, d) = match child.known {
+                    Some(known) => {
+                        let e = Expanded::of(known);
+                        (e.proof, e.disproof)
+                    }
+                    None => self.numbers.get(child.key, slot(child_question)).unwrap_or(child.numbers),
+                };
+                let deciding = match question {
+                    Question::Win => {
+                        proof = proof.min(p);
+                        disproof = add(disproof, d);
+                        p
+                    }
+                    Question::Loss => {
+                        proof = add(proof, p);
+                        disproof = disproof.min(d);
+                        d
+                    }
+                };
+                if child.known.is_some() {
+                    continue;
+                }
+                if best.is_none() || deciding < best_deciding {
+                    second = best_deciding;
+                    best = Some(i);
+                    best_numbers = (p, d);
+                    best_deciding = deciding;
+                } else {
+                    second = second.min(deciding);
+                }
+            }
+            if proof == 0 {
+                let bounds = children.iter().filter_map(|child| match child.known {
+                    Some(Known::Proven(bound)) => Some(bound + 1),
+                    _ => None,
+                });
+                let bound = match question {
+                    // The quickest proven child.
+                    Question::Win => bounds.min().expect("a proven OR node has a proven child"),
+                    // The slowest child (every one is proven); a move that exposes the royal
+                    // loses in 2, no move at all in 0.
+                    Question::Loss => bounds.max().unwrap_or(0).max(if has_unsafe_moves { 2 } else { 0 }),
+                };
+                self.record_value(key, question, bound);
+                return Ok(Expanded { proof: 0, disproof: INFINITE, bound, here: false });
+            }
+            if disproof == 0 {
+                let refuted = |k: Known| matches!(k, Known::Refuted);
+                let here = match question {
+                    // Every child refuted: the path's own if any child's refutation is.
+                    Question::Win => children.iter().any(|c| c.known == Some(Known::RefutedHere)),
+                    // One child refuted suffices: the path's own unless one holds anywhere.
+                    Question::Loss => !children.iter().any(|c| c.known.is_some_and(refuted)),
+                };
+                if !here {
+                    self.numbers.put(key, slot(question), INFINITE, 0);
+                }
+                return Ok(Expanded { proof: INFINITE, disproof: 0, bound: 0, here });
+            }
+            if proof >= proof_threshold || disproof >= disproof_threshold {
+                self.numbers.put(key, slot(question), proof, disproof);
+                return Ok(Expanded { proof, disproof, bound: 0, here: false });
+            }
+            let best = best.expect("an unsettled node has an unsettled child");
+            let (child_proof, child_disproof) = best_numbers;
+            let (proof_limit, disproof_limit) = match question {
+                Question::Win => (
+                    proof_threshold.min(grow(second)),
+                    disproof_threshold.saturating_sub(disproof).saturating_add(child_disproof),
+                ),
+                Question::Loss => (
+                    proof_threshold.saturating_sub(proof).saturating_add(child_proof),
+                    disproof_threshold.min(grow(second)),
+                ),
+            };
+            let (position, child_key) = (children[best].position, children[best].key);
+            let result = self.expand_value(&position, child_key, child_question, proof_limit, disproof_limit, path)?;
+            let child = &mut children[best];
+            child.numbers = (result.proof, result.disproof);
+            child.known = match (result.proof, result.disproof) {
+                (0, _) => Some(Known::Proven(result.bound)),
+                (_, 0) if result.here => Some(Known::RefutedHere),
+                (_, 0) => Some(Known::Refuted),
+                _ => None,
+            };
+        }
+    }
+}
