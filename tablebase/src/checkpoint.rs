@@ -13,13 +13,14 @@
 //! covers every byte.
 
 use std::fmt;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use shogi4_engine::{Material, MaterialIndex};
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::durable::write_atomically;
 use crate::format::{EXTENSION, VERSION};
 
 /// The last byte is the checkpoint layout: 1 held values only (counters rebuilt on resume), 2
@@ -145,34 +146,6 @@ pub(crate) fn write(
     hasher.update(&tail);
     let checksum = hasher.digest().to_le_bytes();
     write_atomically(path, &[&head, values, &bits, &tail, &checksum]).map_err(io)
-}
-
-/// Writes `parts` one after the other to `path`, atomically: to `PATH.tmp-PID` first (a
-/// leftover of that name is removed, nobody else's file is written through), synced, renamed,
-/// and the rename synced; a failure removes the temporary file. Checkpoints, this module's and
-/// the distributed solve's, are written this way.
-pub fn write_atomically(path: &Path, parts: &[&[u8]]) -> std::io::Result<()> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".tmp-{}", std::process::id()));
-    let temporary = PathBuf::from(temporary);
-    let result = (|| {
-        let _ = std::fs::remove_file(&temporary);
-        let mut file = std::io::BufWriter::with_capacity(
-            1 << 20,
-            std::fs::OpenOptions::new().write(true).create_new(true).open(&temporary)?,
-        );
-        for part in parts {
-            file.write_all(part)?;
-        }
-        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-        std::fs::rename(&temporary, path)?;
-        let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-        std::fs::File::open(dir)?.sync_all()
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result
 }
 
 /// Reads the checkpoint at `path` into `values` and `marks` (sized for the index's slots),

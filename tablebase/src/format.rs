@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use shogi4_engine::{Material, MaterialIndex};
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::durable::DurableFile;
 use crate::value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};
 
 /// File magic.
@@ -627,11 +628,7 @@ pub(crate) fn overflow_bytes(overflow: &[(u64, u32)]) -> Vec<u8> {
 /// temporary file.
 pub struct TableWriter {
     header: Header,
-    file: std::fs::File,
-    path: PathBuf,
-    temporary: PathBuf,
-    dir: PathBuf,
-    finished: bool,
+    file: DurableFile,
 }
 
 impl TableWriter {
@@ -645,32 +642,20 @@ impl TableWriter {
         overflow: &[(u64, u32)],
     ) -> Result<TableWriter, TableError> {
         let path = dir.join(file_name(material));
-        let temporary = dir.join(format!(".{}.tmp-{}", file_name(material), std::process::id()));
         let header = Header::unsummed(material, slots, statistics, overflow);
         std::fs::create_dir_all(dir).map_err(|e| TableError::Io(dir.to_path_buf(), e))?;
-        // Created afresh, never opened if it exists: a leftover of a crashed solve with the
-        // same process id is removed first, and nobody else's file is ever written through.
-        let _ = std::fs::remove_file(&temporary);
-        let io = |e| TableError::Io(temporary.clone(), e);
-        let mut file =
-            std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&temporary).map_err(io)?;
-        let writer = TableWriter {
-            header,
-            file: file.try_clone().map_err(io)?,
-            path,
-            temporary: temporary.clone(),
-            dir: dir.to_path_buf(),
-            finished: false,
-        };
-        // On failure the writer is dropped, which removes the temporary file.
+        let file = DurableFile::create(&path).map_err(|e| TableError::Io(path.clone(), e))?;
+        let io = |e| TableError::Io(file.temporary().to_path_buf(), e);
+        // On failure the durable file is dropped, which removes it.
         (|| {
-            file.write_all(&writer.header.to_bytes())?;
-            file.set_len(writer.header.overflow_offset())?;
-            std::io::Seek::seek(&mut file, std::io::SeekFrom::End(0))?;
-            file.write_all(&overflow_bytes(overflow))
+            let mut out = file.file();
+            out.write_all(&header.to_bytes())?;
+            out.set_len(header.overflow_offset())?;
+            std::io::Seek::seek(&mut out, std::io::SeekFrom::End(0))?;
+            out.write_all(&overflow_bytes(overflow))
         })()
         .map_err(io)?;
-        Ok(writer)
+        Ok(TableWriter { header, file })
     }
 
     /// Writes values starting at `first_slot`.
@@ -680,8 +665,9 @@ impl TableWriter {
             return Err(TableError::InconsistentHeader("values written past the last slot"));
         }
         self.file
+            .file()
             .write_all_at(values, self.header.values_offset + first_slot)
-            .map_err(|e| TableError::Io(self.temporary.clone(), e))
+            .map_err(|e| TableError::Io(self.file.temporary().to_path_buf(), e))
     }
 
     /// Computes the checksum over the file as written, then syncs it and renames it to its
@@ -691,16 +677,17 @@ impl TableWriter {
     }
 
     /// [`TableWriter::finish`], with the checksum given when the caller already knows it.
-    fn finish_with(mut self, checksum: Option<u64>) -> Result<PathBuf, TableError> {
+    fn finish_with(self, checksum: Option<u64>) -> Result<PathBuf, TableError> {
         use std::io::Read;
         use std::os::unix::fs::FileExt;
-        let result = (|| {
+        let TableWriter { file, .. } = self;
+        let summed = (|| {
             let checksum = match checksum {
                 Some(checksum) => checksum,
                 None => {
                     // The checksum field is still zero, as the checksum's definition reads it.
                     let mut hasher = Xxh3::new();
-                    let mut reader = std::io::BufReader::with_capacity(1 << 20, self.file.try_clone()?);
+                    let mut reader = std::io::BufReader::with_capacity(1 << 20, file.file());
                     std::io::Seek::seek(&mut reader, std::io::SeekFrom::Start(0))?;
                     let mut buffer = vec![0u8; 1 << 20];
                     loop {
@@ -713,23 +700,11 @@ impl TableWriter {
                     hasher.digest()
                 }
             };
-            self.file.write_all_at(&checksum.to_le_bytes(), layout::CHECKSUM.start as u64)?;
-            self.file.sync_all()?;
-            std::fs::rename(&self.temporary, &self.path)?;
-            // Make the rename itself durable.
-            std::fs::File::open(&self.dir)?.sync_all()
+            file.file().write_all_at(&checksum.to_le_bytes(), layout::CHECKSUM.start as u64)
         })();
-        result.map_err(|e| TableError::Io(self.path.clone(), e))?;
-        self.finished = true;
-        Ok(self.path.clone())
-    }
-}
-
-impl Drop for TableWriter {
-    fn drop(&mut self) {
-        if !self.finished {
-            let _ = std::fs::remove_file(&self.temporary);
-        }
+        summed.map_err(|e| TableError::Io(file.temporary().to_path_buf(), e))?;
+        let path = file.path().to_path_buf();
+        file.commit().map_err(|e| TableError::Io(path, e))
     }
 }
 

@@ -18,6 +18,7 @@
 mod audit;
 mod checkpoint;
 pub mod compressed;
+mod durable;
 mod format;
 mod memory;
 mod probe;
@@ -28,7 +29,8 @@ mod table;
 mod value;
 
 pub use audit::{audit, implied_value, AuditReport, Violation, REPORTED_VIOLATIONS};
-pub use checkpoint::{fingerprint as index_fingerprint, write_atomically, CheckpointError, Checkpoints};
+pub use checkpoint::{fingerprint as index_fingerprint, CheckpointError, Checkpoints};
+pub use durable::{write_atomically, DurableFile};
 pub use format::{
     file_name, layout, recorded_checksum, CorruptValue, Damage, Header, SolvedTable, Statistics, TableError,
     TableWriter, EXTENSION, MAGIC, VERSION, VERSION_COMPRESSED,
