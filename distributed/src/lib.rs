@@ -230,8 +230,9 @@ pub fn solve(job: Job, topology: Topology) -> Result<Option<Outcome>, ClusterErr
 /// Makes this process exit with a clear message (exit code 1) as soon as it loses its
 /// connection to another process of the cluster. Timely's network threads panic then, and
 /// its workers would otherwise wait for messages that never come; the checkpoints on disk
-/// stay valid (each was written atomically), so the cluster can be resumed.
-pub fn stop_when_a_peer_is_lost() {
+/// stay valid (each was written atomically), so the cluster can be resumed; `how_to_resume`
+/// ends the message (the binary knows how it is resumed, the library does not).
+pub fn stop_when_a_peer_is_lost(how_to_resume: &'static str) {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let message = info
@@ -242,8 +243,8 @@ pub fn stop_when_a_peer_is_lost() {
             .unwrap_or("");
         if message.contains("timely communication error") || message.contains("MergeQueue poisoned") {
             eprintln!(
-                "error: lost the connection to another process of the cluster ({message}); stopping. Restart \
-                 every process with --resume to continue from the last checkpoint."
+                "error: lost the connection to another process of the cluster ({message}); stopping. \
+                 {how_to_resume}"
             );
             std::process::exit(1);
         }

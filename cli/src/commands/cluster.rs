@@ -95,7 +95,9 @@ pub fn run(material: &str, place: Place, options: &Options) -> Result<(), CliErr
         Place::Local(1) => solve_here(material, Topology::Threads(options.workers), options, &mut std::io::stdout()),
         Place::Local(processes) => launch(material, processes, options),
         Place::Member { addresses, process } => {
-            shogi4_distributed::stop_when_a_peer_is_lost();
+            shogi4_distributed::stop_when_a_peer_is_lost(
+                "Restart every process with --resume to continue from the last checkpoint.",
+            );
             let mut stdout = stdout_apart()?;
             let topology = Topology::Member { workers: options.workers, process, addresses };
             solve_here(material, topology, options, &mut stdout)
