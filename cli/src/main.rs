@@ -169,7 +169,7 @@ enum Command {
         #[arg(long, default_value_t = shogi4_search::MAX_DEPTH)]
         depth: u32,
         /// Transposition table size in MiB (1 to 65536).
-        #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+        #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
         table_mb: usize,
         /// Print the body `GET /probe` would send for this search instead.
         #[arg(long)]
@@ -194,7 +194,7 @@ enum Command {
         #[arg(long, default_value_t = 1000)]
         ms: u64,
         /// Transposition table size in MiB (1 to 65536).
-        #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+        #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
         table_mb: usize,
         /// Print a JSON summary instead.
         #[arg(long)]
@@ -244,13 +244,13 @@ struct Query {
 #[derive(clap::Args)]
 struct SearchArgs {
     /// Search budget in milliseconds for a position without a table (0: none).
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = shogi4_search::DEFAULT_QUERY_MS)]
     search_ms: u64,
     /// Search budget in nodes (positions examined).
     #[arg(long, default_value_t = shogi4_search::DEFAULT_MAX_NODES)]
     search_nodes: u64,
     /// Transposition table size in MiB (1 to 65536).
-    #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+    #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
     search_table_mb: usize,
 }
 

@@ -58,6 +58,14 @@ pub use table::TranspositionTable;
 /// budget normally ends a search first and the node budget bounds what it may cost.
 pub const DEFAULT_MAX_NODES: u64 = 60_000_000;
 
+/// The transposition table a searcher gets unless configured otherwise, in MiB (the server's
+/// `--search-table-mb`, the CLI's `--table-mb`).
+pub const DEFAULT_TABLE_MB: usize = 64;
+
+/// The time budget of a search answering a query unless configured otherwise, in
+/// milliseconds (the server's `--search-ms`, and the CLI's, which answers as the server does).
+pub const DEFAULT_QUERY_MS: u64 = 300;
+
 /// What a search establishes about a position, for its side to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {

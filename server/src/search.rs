@@ -62,10 +62,10 @@ impl Default for BackgroundSettings {
 impl Default for SearchSettings {
     fn default() -> SearchSettings {
         SearchSettings {
-            time: Duration::from_millis(300),
+            time: Duration::from_millis(shogi4_search::DEFAULT_QUERY_MS),
             nodes: shogi4_search::DEFAULT_MAX_NODES,
             workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
-            table_bytes: 64 << 20,
+            table_bytes: shogi4_search::DEFAULT_TABLE_MB << 20,
             cache_entries: 10_000,
             background: BackgroundSettings::default(),
         }
