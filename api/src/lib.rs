@@ -19,7 +19,7 @@ mod responses;
 
 pub use problem::{Problem, ProblemType};
 pub use responses::{
-    BatchEntry, BatchRequest, BatchResponse, Category, FileEntry, FilesResponse, LongestWin, MainlineMove,
-    MainlineResponse, Manifest, ManifestEntry, MoveInfo, ProbeResponse, SearchStats, Side, Source, TableInfo,
-    TablesResponse,
+    BatchEntry, BatchRequest, BatchResponse, Category, CertificateReport, FileEntry, FilesResponse, LongestWin,
+    MainlineMove, MainlineResponse, Manifest, ManifestEntry, MoveInfo, ProbeResponse, SearchStats, Side, Source,
+    TableInfo, TablesResponse,
 };

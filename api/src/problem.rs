@@ -87,11 +87,13 @@ pub enum ProblemType {
     AuditFailed,
     /// A distributed solve failed (the CLI).
     ClusterFailed,
+    /// A proof certificate was refused by its checker, or none could be written (the CLI).
+    CertificateRejected,
 }
 
 impl ProblemType {
     /// Every kind, in the order the API's documentation lists them.
-    pub const ALL: [ProblemType; 23] = [
+    pub const ALL: [ProblemType; 24] = [
         ProblemType::UnparsablePosition,
         ProblemType::BadRequest,
         ProblemType::IllegalPosition,
@@ -115,6 +117,7 @@ impl ProblemType {
         ProblemType::ProofStore,
         ProblemType::AuditFailed,
         ProblemType::ClusterFailed,
+        ProblemType::CertificateRejected,
     ];
 
     /// The `type` slug, stable: `/problems/{slug}`.
@@ -160,6 +163,7 @@ impl ProblemType {
                 | ProblemType::ProofStore
                 | ProblemType::AuditFailed
                 | ProblemType::ClusterFailed
+                | ProblemType::CertificateRejected
         )
     }
 
@@ -204,6 +208,9 @@ impl ProblemType {
             ProblemType::ProofStore => ("proof-store", "Proof store unusable", 500, ""),
             ProblemType::AuditFailed => ("audit-failed", "Audit failed", 500, ""),
             ProblemType::ClusterFailed => ("cluster-failed", "Distributed solve failed", 500, ""),
+            ProblemType::CertificateRejected => {
+                ("certificate-rejected", "No valid proof certificate", 422, "what the checker found wrong")
+            }
         }
     }
 

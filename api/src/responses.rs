@@ -297,6 +297,26 @@ pub struct BatchResponse {
     pub results: Vec<BatchEntry>,
 }
 
+/// What a proof certificate proves, once checked (`shogi4 certify` and `shogi4 verify-proof`
+/// with `--json`).
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct CertificateReport {
+    /// The position proven, SFEN.
+    pub sfen: String,
+    /// `win` or `loss`, for the side to move.
+    pub category: Category,
+    /// The result comes within this many plies.
+    pub dtw_at_most: u32,
+    /// The winner's positions of the proof tree.
+    pub winner_positions: u64,
+    /// The loser's positions of the proof tree.
+    pub loser_positions: u64,
+    /// The proof's longest line in plies.
+    pub longest_line: u32,
+    /// The certificate file's size in bytes.
+    pub file_size: u64,
+}
+
 /// A loaded table.
 #[derive(Clone, Debug, Serialize, ToSchema, PartialEq, Eq)]
 pub struct TableInfo {

@@ -26,6 +26,8 @@ pub enum CliError {
     Usage(String),
     /// A distributed solve failed.
     Cluster(String),
+    /// A certificate was refused by its checker, or none could be written.
+    Certificate(String),
 }
 
 impl fmt::Display for CliError {
@@ -40,7 +42,7 @@ impl fmt::Display for CliError {
             CliError::Store(e) => write!(f, "{e}"),
             CliError::AuditFailed(n) => write!(f, "{n} table(s) failed the audit"),
             CliError::Usage(message) => write!(f, "{message}"),
-            CliError::Cluster(message) => write!(f, "{message}"),
+            CliError::Cluster(message) | CliError::Certificate(message) => write!(f, "{message}"),
         }
     }
 }
@@ -53,7 +55,7 @@ impl std::error::Error for CliError {
             CliError::Table(e) => Some(e),
             CliError::Probe(e) => Some(e),
             CliError::Store(e) => Some(e),
-            CliError::AuditFailed(_) | CliError::Usage(_) | CliError::Cluster(_) => None,
+            CliError::AuditFailed(_) | CliError::Usage(_) | CliError::Cluster(_) | CliError::Certificate(_) => None,
         }
     }
 }
@@ -71,6 +73,7 @@ impl CliError {
             CliError::Store(_) => Problem::new(ProblemType::ProofStore, self.to_string()),
             CliError::AuditFailed(_) => Problem::new(ProblemType::AuditFailed, self.to_string()),
             CliError::Cluster(_) => Problem::new(ProblemType::ClusterFailed, self.to_string()),
+            CliError::Certificate(_) => Problem::new(ProblemType::CertificateRejected, self.to_string()),
         }
     }
 }

@@ -200,6 +200,38 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Prove a position by search and write its proof certificate: the winner's move at each of
+    /// its positions, with bounds that fall along every line (checked with `verify-proof`
+    /// before it is written).
+    Certify {
+        /// Position, SFEN or Fairy-Stockfish FEN (`_` may replace spaces).
+        pos: String,
+        /// The certificate file to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Time budget in milliseconds for the proof and its tree (0: none).
+        #[arg(long, default_value_t = 10_000)]
+        ms: u64,
+        /// Node budget.
+        #[arg(long, default_value_t = u64::MAX)]
+        nodes: u64,
+        /// Transposition table size in MiB (1 to 65536).
+        #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+        table_mb: usize,
+        /// Print a JSON summary instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a proof certificate by the rules alone (no search, no store, no table): every
+    /// loser's move answered, every winner's move legal, every line ending in a royal capture,
+    /// bounds falling. Prints the value, the tree's size and its longest line.
+    VerifyProof {
+        /// The certificate file.
+        file: PathBuf,
+        /// Print a JSON summary instead.
+        #[arg(long)]
+        json: bool,
+    },
     /// Move what a proof store holds between stores: `export` writes its proven outcomes to
     /// one compact, checksummed file; `import` merges such a file into a store.
     Proofs {
@@ -282,6 +314,8 @@ impl Command {
             | Command::Mainline(Query { json, .. })
             | Command::Search { json, .. }
             | Command::Prove { json, .. }
+            | Command::Certify { json, .. }
+            | Command::VerifyProof { json, .. }
             | Command::Proofs { json, .. } => json,
         }
     }
@@ -371,6 +405,15 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let stop = commands::prove::Stop { positions, time };
             commands::prove::run(&from, &stop, &store, &limits, table_mb << 20, json)
         }
+        Command::Certify { pos, out, ms, nodes, table_mb, json } => {
+            let limits = shogi4_search::Limits {
+                time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
+                ..shogi4_search::Limits::nodes(nodes)
+            };
+            let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
+            commands::certify::certify(&pos, &out, &budget, json)
+        }
+        Command::VerifyProof { file, json } => commands::certify::verify_proof(&file, json),
         Command::Proofs { action: ProofsAction::Export, file, store, json } => {
             commands::prove::export(&store, &file, json)
         }

@@ -334,3 +334,42 @@ fn compressed_tables_round_trip_through_every_command() {
     assert!(shogi4(&["solve", "KKCF", "--compress", "--out", direct.to_str().unwrap()]).status.success());
     assert!(std::fs::read(direct.join("KKCF.s4tb")).unwrap() == std::fs::read(packed.join("KKCF.s4tb")).unwrap());
 }
+
+#[test]
+fn certify_writes_a_certificate_that_verify_proof_accepts_and_damage_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("proof.s4cert");
+    let file_arg = file.to_str().unwrap();
+    // After 1. a2a3 from the start, the second player wins (a real-game position, no table).
+    let output = shogi4(&["certify", "trfk/C2c/4/KFRT w - 1", "--out", file_arg, "--ms", "60000", "--json"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let written: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(written["category"], "win");
+    let output = shogi4(&["verify-proof", file_arg, "--json"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let checked: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert_eq!(written, checked);
+    assert!(checked["winner_positions"].as_u64().unwrap() > 1000, "{checked}");
+    let text = stdout(&shogi4(&["verify-proof", file_arg]));
+    assert!(text.contains("the side to move wins, within"), "{text}");
+    // The last entry dropped (every entry is part of the proof), and a truncated file:
+    // refused, with the problem document of `--json`.
+    let bytes = std::fs::read(&file).unwrap();
+    let count_at = 8 + 2 + usize::from(u16::from_le_bytes([bytes[8], bytes[9]])) + 1;
+    let mut dropped = bytes[..bytes.len() - 19].to_vec();
+    let count = u64::from_le_bytes(dropped[count_at..count_at + 8].try_into().unwrap()) - 1;
+    dropped[count_at..count_at + 8].copy_from_slice(&count.to_le_bytes());
+    for (name, content) in [("dropped.s4cert", dropped), ("short.s4cert", bytes[..bytes.len() - 7].to_vec())] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).unwrap();
+        let output = shogi4(&["verify-proof", path.to_str().unwrap(), "--json"]);
+        assert!(!output.status.success(), "{name}");
+        let problem: serde_json::Value = serde_json::from_slice(&output.stderr).unwrap();
+        assert_eq!(problem["type"], "/problems/certificate-rejected", "{name}: {problem}");
+    }
+    // A position nobody can prove in a few milliseconds: no certificate, no file.
+    let none = dir.path().join("none.s4cert");
+    let output = shogi4(&["certify", "trfk/3c/C3/KFRT b - 1", "--out", none.to_str().unwrap(), "--ms", "20"]);
+    assert!(!output.status.success());
+    assert!(!none.exists());
+}

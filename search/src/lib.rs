@@ -46,6 +46,7 @@ mod value;
 
 use std::time::{Duration, Instant};
 
+use shogi4_certificate::{Certificate, Entry};
 use shogi4_engine::Position;
 use shogi4_tablebase::{MainlineStep, MoveFlags, Value};
 
@@ -412,6 +413,70 @@ impl Search {
         };
         Line { outcome, steps, nodes: prover.nodes, elapsed: started.elapsed() }
     }
+}
+
+impl Search {
+    /// A certificate of `position`'s value ([`shogi4_certificate`]), when the search proves
+    /// one within `limits` and can then spell out the whole proof within the same budget: at
+    /// each of the winner's positions a move whose position is a proven loss within fewer
+    /// plies, and below it every reply of the loser. `None` otherwise (nothing proven, or the
+    /// budget ran out while the tree was written).
+    pub fn certify(&mut self, position: &Position, limits: &Limits) -> Option<Certificate> {
+        let started = Instant::now();
+        let mut prover =
+            Prover::new(&mut self.table, &mut self.numbers, limits.max_nodes, limits.time.map(|t| started + t));
+        let outcome = prover.establish(position, limits.max_depth, &self.plan);
+        let (win, (_, at_most)) = (outcome.proven_win()?, outcome.distance_bounds()?);
+        let mut certificate = Certificate::new(*position, win);
+        if win {
+            certify_winner(&mut prover, position, at_most, &mut certificate)?;
+        } else {
+            certify_loser(&mut prover, position, at_most, &mut certificate)?;
+        }
+        Some(certificate.reachable_only())
+    }
+}
+
+/// Writes the proof that `position`'s side to move wins within `within` plies; returns the
+/// bound its entry got (at most `within`).
+fn certify_winner(prover: &mut Prover, position: &Position, within: u32, certificate: &mut Certificate) -> Option<u32> {
+    if let Some(entry) = certificate.get(position).filter(|entry| u32::from(entry.bound) <= within) {
+        return Some(u32::from(entry.bound));
+    }
+    let moves = position.legal_moves();
+    let index_of = |mv| moves.iter().position(|&m| m == mv).and_then(|i| u8::try_from(i).ok());
+    let (move_index, bound) = match moves.iter().find(|&&mv| position.captures_royal(mv)) {
+        Some(&mv) => (index_of(mv)?, 1),
+        None => {
+            let (mv, loser, after) = prover.winning_move(position, within)?;
+            (index_of(mv)?, certify_loser(prover, &loser, after, certificate)? + 1)
+        }
+    };
+    // The same position may have been certified meanwhile, deeper in its own tree (a line
+    // that comes back to it) and so with a smaller bound, which the positions between rely
+    // on: an entry's bound is only ever lowered.
+    if let Some(entry) = certificate.get(position).filter(|entry| u32::from(entry.bound) <= bound) {
+        return Some(u32::from(entry.bound));
+    }
+    certificate.insert(position, Entry { move_index, bound: u16::try_from(bound).ok()? });
+    Some(bound)
+}
+
+/// Writes the proof that `position`'s side to move loses within `within` plies: every move's
+/// position proven a win within fewer. Returns the bound it got (one more than the slowest
+/// of those wins; 0 without a move).
+fn certify_loser(prover: &mut Prover, position: &Position, within: u32, certificate: &mut Certificate) -> Option<u32> {
+    let mut slowest = None;
+    for &mv in position.legal_moves().iter() {
+        if position.captures_royal(mv) {
+            return None;
+        }
+        let winner = position.play_unchecked(mv);
+        let known = prover.proven_win_within(&winner).unwrap_or(within - 1).min(within - 1);
+        let bound = certify_winner(prover, &winner, known, certificate)?;
+        slowest = Some(slowest.unwrap_or(0).max(bound));
+    }
+    Some(slowest.map_or(0, |slowest| slowest + 1))
 }
 
 /// A searched position's outcome and the line that shows it.

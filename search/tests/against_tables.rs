@@ -367,3 +367,97 @@ fn value_questions_never_prove_a_draw_and_their_bounds_hold() {
     assert!(bounded >= 100, "{results:?}");
     eprintln!("value questions: {results:?} (draws, decided, bounded) per game");
 }
+
+#[test]
+fn certificates_of_closed_game_positions_verify_and_agree_with_the_table() {
+    use shogi4_certificate::{verify, Certificate, CertificateError, Entry};
+    let table = Table::new(solve("KKCF".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
+    let index = table.index();
+    let mut search = Search::new(4 << 20);
+    let mut rng = Rng(0xCE27);
+    let (mut certified, mut losses, mut deep) = (0, 0, 0);
+    let mut corrupted = 0;
+    for _ in 0..400 {
+        let position = index.position_at(rng.next() % index.slots());
+        let truth = table.value_of(&position).unwrap();
+        search.clear();
+        let Some(certificate) = search.certify(&position, &Limits::nodes(200_000)) else { continue };
+        let bytes = certificate.to_bytes();
+        let verdict = verify(&bytes).unwrap_or_else(|e| panic!("{}: {e}", position.to_sfen()));
+        // What the checker accepts is true by the table: the value, and a bound no smaller
+        // than the distance.
+        assert_eq!(verdict.root_wins, matches!(truth, Value::Win(_)), "{}: {truth}", position.to_sfen());
+        let dtw = truth.dtw().expect("a certified position is decided");
+        assert!(verdict.bound >= dtw && verdict.longest_line >= dtw, "{}: {verdict:?}, {truth}", position.to_sfen());
+        assert!(verdict.longest_line <= verdict.bound && verdict.unused_entries == 0, "{verdict:?}");
+        certified += 1;
+        losses += usize::from(!verdict.root_wins);
+        deep += usize::from(dtw >= 5);
+        // Corrupted, it is refused: every entry is reached, so each of these breaks the proof.
+        let winners: Vec<Position> = if verdict.root_wins {
+            vec![position]
+        } else {
+            position.legal_moves().iter().map(|&mv| position.play_unchecked(mv)).collect()
+        };
+        let Some(&first) = winners.first() else { continue };
+        let entry = certificate.get(&first).unwrap();
+        let corrupt = |change: &dyn Fn(&mut Certificate)| {
+            let mut copy = certificate.clone();
+            change(&mut copy);
+            verify(&copy.to_bytes())
+        };
+        let illegal = corrupt(&|c| c.insert(&first, Entry { move_index: 200, ..entry }));
+        assert!(matches!(illegal, Err(CertificateError::IllegalMove(_))), "{illegal:?}");
+        if entry.bound >= 3 {
+            // A grandchild whose bound does not fall.
+            let loser = first.play_unchecked(first.legal_moves()[usize::from(entry.move_index)]);
+            if let Some(&reply) = loser.legal_moves().first() {
+                let grandchild = loser.play_unchecked(reply);
+                let grand = certificate.get(&grandchild).unwrap();
+                let raised = corrupt(&|c| c.insert(&grandchild, Entry { bound: entry.bound, ..grand }));
+                assert!(matches!(raised, Err(CertificateError::BoundNotDecreasing(_))), "{raised:?}");
+                let mut without = Certificate::new(*certificate.root(), verdict.root_wins);
+                let kept = bytes.len();
+                // A missing reply: the same proof with the grandchild's entry gone.
+                for winner in reachable(&certificate) {
+                    if winner.key() != grandchild.key() {
+                        without.insert(&winner, certificate.get(&winner).unwrap());
+                    }
+                }
+                let missing = verify(&without.to_bytes());
+                assert!(matches!(missing, Err(CertificateError::Missing(_))), "{missing:?} ({kept} bytes)");
+                corrupted += 1;
+            }
+        }
+        // Damaged bytes: a truncated file and a flipped magic.
+        assert_eq!(verify(&bytes[..bytes.len() - 1]), Err(CertificateError::Truncated));
+        let mut flipped = bytes.clone();
+        flipped[0] ^= 1;
+        assert_eq!(verify(&flipped), Err(CertificateError::NotACertificate));
+    }
+    assert!(certified > 100 && losses > 10 && deep > 20 && corrupted > 20, "{certified} {losses} {deep} {corrupted}");
+}
+
+/// The winner's positions of a certificate that a line from its root reaches.
+fn reachable(certificate: &shogi4_certificate::Certificate) -> Vec<Position> {
+    let root = *certificate.root();
+    let mut stack: Vec<Position> = match certificate.get(&root) {
+        Some(_) => vec![root],
+        None => root.legal_moves().iter().map(|&mv| root.play_unchecked(mv)).collect(),
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    while let Some(position) = stack.pop() {
+        if !seen.insert(position.key()) {
+            continue;
+        }
+        let Some(entry) = certificate.get(&position) else { continue };
+        out.push(position);
+        let mv = position.legal_moves()[usize::from(entry.move_index)];
+        if !position.captures_royal(mv) {
+            let loser = position.play_unchecked(mv);
+            stack.extend(loser.legal_moves().iter().map(|&reply| loser.play_unchecked(reply)));
+        }
+    }
+    out
+}

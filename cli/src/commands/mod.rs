@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod audit;
+pub mod certify;
 pub mod cluster;
 pub mod compress;
 pub mod count;

@@ -1,0 +1,382 @@
+//! Proof certificates: a proven win (or loss) of a Shogi4 position as a file anyone can
+//! check, and the checker, which trusts nothing but the rules (`shogi4-engine`): no search,
+//! no store, no table.
+//!
+//! A certificate names its root position and whether its side to move wins or loses, and
+//! holds one entry for every position of the proof where the winner is to move: the
+//! winner's move there and a bound, "wins within `b` plies". [`verify`] checks, from the
+//! root:
+//!
+//! - every winner's move is legal (an index into the position's legal moves);
+//! - it captures the royal, or after it every legal reply of the loser leads to a position
+//!   with an entry of its own, whose bound is at least 2 smaller (the two plies played);
+//! - no reply of the loser captures the winner's royal.
+//!
+//! Bounds are natural numbers that fall along every line, so every line ends, at a royal
+//! capture or at a loser without a move: the tree is finite and has no cycles, whatever
+//! repetitions the game allows, and the root's value holds within the root's bound.
+//!
+//! The file (`.s4cert`), all integers little-endian:
+//!
+//! | bytes | what |
+//! |---|---|
+//! | 8 | magic `S4CERT1\n` |
+//! | 2 | length `n` of the root's SFEN |
+//! | `n` | the root's SFEN |
+//! | 1 | 1 if the root's side to move wins, 0 if it loses |
+//! | 8 | number of entries |
+//! | 19 each | entries by ascending position key ([`Position::key`]): key (16), move index (1), bound (2) |
+//!
+//! ```
+//! use shogi4_certificate::{verify, Certificate, Entry};
+//! use shogi4_engine::Position;
+//!
+//! // The first player's carp takes the royal: a win in 1.
+//! let root = Position::parse("k3/C3/4/3K b - 1").unwrap();
+//! let capture = root.legal_moves().iter().position(|&mv| root.captures_royal(mv)).unwrap();
+//! let mut certificate = Certificate::new(root, true);
+//! certificate.insert(&root, Entry { move_index: capture as u8, bound: 1 });
+//! let verdict = verify(&certificate.to_bytes()).unwrap();
+//! assert_eq!((verdict.root_wins, verdict.bound, verdict.winner_positions), (true, 1, 1));
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+
+use shogi4_engine::Position;
+
+/// The first bytes of every certificate file.
+pub const MAGIC: &[u8; 8] = b"S4CERT1\n";
+
+/// One winner's position of a proof: its move and its bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The winning move, as its index among the position's legal moves (in generation order).
+    pub move_index: u8,
+    /// The winner captures the royal within this many plies (odd).
+    pub bound: u16,
+}
+
+/// A proof of a position's value: its root and the winner's positions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Certificate {
+    root: Position,
+    root_wins: bool,
+    entries: BTreeMap<u128, Entry>,
+}
+
+impl Certificate {
+    /// An empty proof that `root`'s side to move wins (or loses).
+    pub fn new(root: Position, root_wins: bool) -> Certificate {
+        Certificate { root, root_wins, entries: BTreeMap::new() }
+    }
+
+    /// The position proven.
+    pub fn root(&self) -> &Position {
+        &self.root
+    }
+
+    /// The entry of a winner's position, if any.
+    pub fn get(&self, position: &Position) -> Option<Entry> {
+        self.entries.get(&position.key()).copied()
+    }
+
+    /// Sets the entry of a winner's position.
+    pub fn insert(&mut self, position: &Position, entry: Entry) {
+        self.entries.insert(position.key(), entry);
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The same proof without the entries that no line from the root reaches.
+    pub fn reachable_only(mut self) -> Certificate {
+        let mut kept = BTreeMap::new();
+        let mut stack = self.winner_positions_below_root();
+        while let Some(position) = stack.pop() {
+            let key = position.key();
+            let Some(entry) = self.entries.remove(&key) else { continue };
+            kept.insert(key, entry);
+            if let Some(loser) = after(&position, entry) {
+                stack.extend(loser.legal_moves().iter().map(|&mv| loser.play_unchecked(mv)));
+            }
+        }
+        self.entries = kept;
+        self
+    }
+
+    /// The winner's positions the proof starts from: the root, or every position after the
+    /// losing root's moves.
+    fn winner_positions_below_root(&self) -> Vec<Position> {
+        if self.root_wins {
+            vec![self.root]
+        } else {
+            self.root
+                .legal_moves()
+                .iter()
+                .filter(|&&mv| !self.root.captures_royal(mv))
+                .map(|&mv| self.root.play_unchecked(mv))
+                .collect()
+        }
+    }
+
+    /// The file's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let sfen = self.root.to_sfen();
+        let mut bytes = Vec::with_capacity(19 + sfen.len() + 19 * self.entries.len());
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&(sfen.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(sfen.as_bytes());
+        bytes.push(u8::from(self.root_wins));
+        bytes.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
+        for (key, entry) in &self.entries {
+            bytes.extend_from_slice(&key.to_le_bytes());
+            bytes.push(entry.move_index);
+            bytes.extend_from_slice(&entry.bound.to_le_bytes());
+        }
+        bytes
+    }
+
+    /// Reads a certificate's bytes (their form only: [`verify`] checks the proof).
+    pub fn parse(bytes: &[u8]) -> Result<Certificate, CertificateError> {
+        let mut reader = Reader(bytes);
+        if reader.take(8)? != MAGIC {
+            return Err(CertificateError::NotACertificate);
+        }
+        let length = u16::from_le_bytes(reader.array()?) as usize;
+        let sfen = std::str::from_utf8(reader.take(length)?).map_err(|_| CertificateError::BadRoot)?;
+        let root = Position::parse(sfen).map_err(|_| CertificateError::BadRoot)?;
+        let root_wins = match reader.take(1)?[0] {
+            0 => false,
+            1 => true,
+            _ => return Err(CertificateError::BadRoot),
+        };
+        let count = u64::from_le_bytes(reader.array()?);
+        let mut entries = BTreeMap::new();
+        let mut previous = None;
+        for _ in 0..count {
+            let key = u128::from_le_bytes(reader.array()?);
+            let [move_index, low, high] = reader.array()?;
+            if previous.is_some_and(|p| p >= key) {
+                return Err(CertificateError::Unsorted);
+            }
+            previous = Some(key);
+            entries.insert(key, Entry { move_index, bound: u16::from_le_bytes([low, high]) });
+        }
+        if !reader.0.is_empty() {
+            return Err(CertificateError::TrailingBytes);
+        }
+        Ok(Certificate { root, root_wins, entries })
+    }
+}
+
+/// The unread rest of a certificate's bytes.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], CertificateError> {
+        if self.0.len() < n {
+            return Err(CertificateError::Truncated);
+        }
+        let (taken, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(taken)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], CertificateError> {
+        Ok(self.take(N)?.try_into().expect("N bytes taken"))
+    }
+}
+
+/// The position after the winner's move of `entry`, unless that move takes the royal (or is
+/// no legal move).
+fn after(position: &Position, entry: Entry) -> Option<Position> {
+    let moves = position.legal_moves();
+    let &mv = moves.get(usize::from(entry.move_index))?;
+    (!position.captures_royal(mv)).then(|| position.play_unchecked(mv))
+}
+
+/// What a certificate proves, once checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// The position proven.
+    pub root: Position,
+    /// Whether its side to move wins (else it loses).
+    pub root_wins: bool,
+    /// The result comes within this many plies (the root's bound; for a losing root one more
+    /// than its slowest move's).
+    pub bound: u32,
+    /// Winner's positions in the proof (the entries reached from the root).
+    pub winner_positions: u64,
+    /// Loser's positions in the proof (after each winner's move that does not take the royal,
+    /// and a losing root).
+    pub loser_positions: u64,
+    /// The longest line of the proof, in plies, to the royal capture (or the loser without a
+    /// move).
+    pub longest_line: u32,
+    /// Entries that no line from the root reaches (ignored).
+    pub unused_entries: u64,
+}
+
+/// Why a certificate is refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CertificateError {
+    /// The file does not start with [`MAGIC`].
+    NotACertificate,
+    /// The file ends inside a field.
+    Truncated,
+    /// Bytes follow the last entry.
+    TrailingBytes,
+    /// The root's SFEN or its winner flag is malformed.
+    BadRoot,
+    /// Entries are not in strictly ascending key order.
+    Unsorted,
+    /// A winner's position of the proof has no entry.
+    Missing(String),
+    /// An entry's move index is not a legal move of its position.
+    IllegalMove(String),
+    /// A bound is even, or too small for the move (a win that does not take the royal at once
+    /// needs at least 3).
+    BadBound(String),
+    /// A winner's position after the loser's reply has a bound not at least 2 below its
+    /// grandparent's.
+    BoundNotDecreasing(String),
+    /// The loser can take the winner's royal: the winner's move exposed it.
+    LoserCaptures(String),
+}
+
+impl fmt::Display for CertificateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CertificateError::NotACertificate => write!(f, "not a certificate (no S4CERT1 magic)"),
+            CertificateError::Truncated => write!(f, "the file is truncated"),
+            CertificateError::TrailingBytes => write!(f, "bytes follow the last entry"),
+            CertificateError::BadRoot => write!(f, "the root position or its winner flag is malformed"),
+            CertificateError::Unsorted => write!(f, "entries are not in ascending key order"),
+            CertificateError::Missing(sfen) => write!(f, "no entry for the winner's position {sfen}"),
+            CertificateError::IllegalMove(sfen) => write!(f, "the entry of {sfen} names no legal move"),
+            CertificateError::BadBound(sfen) => write!(f, "the bound of {sfen} is impossible for its move"),
+            CertificateError::BoundNotDecreasing(sfen) => {
+                write!(f, "the bound of {sfen} is not below its grandparent's by 2")
+            }
+            CertificateError::LoserCaptures(sfen) => {
+                write!(f, "after the winner's move the loser takes the royal, in {sfen}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for CertificateError {}
+
+/// Checks a certificate's bytes by the rules alone: see the module documentation.
+pub fn verify(bytes: &[u8]) -> Result<Verdict, CertificateError> {
+    let certificate = Certificate::parse(bytes)?;
+    let entries = &certificate.entries;
+    // Every winner's position reached, with its entry, in the order first met.
+    let mut reached: HashMap<u128, (Position, Entry)> = HashMap::new();
+    let mut stack = Vec::new();
+    let mut loser_positions = 0u64;
+    let root_bound = if certificate.root_wins {
+        stack.push((certificate.root, u32::MAX));
+        None
+    } else {
+        // A losing root is a loser's position with no bound above it but its own, which is
+        // one more than the largest of its moves' bounds (checked below as each is reached).
+        let root = certificate.root;
+        loser_positions += 1;
+        let mut slowest = None::<u32>;
+        for &mv in root.legal_moves().iter() {
+            if root.captures_royal(mv) {
+                return Err(CertificateError::LoserCaptures(root.to_sfen()));
+            }
+            let winner = root.play_unchecked(mv);
+            let entry = entries.get(&winner.key()).ok_or_else(|| CertificateError::Missing(winner.to_sfen()))?;
+            slowest = Some(slowest.unwrap_or(0).max(u32::from(entry.bound)));
+            stack.push((winner, u32::MAX));
+        }
+        // No move at all: lost in 0.
+        Some(slowest.map_or(0, |slowest| slowest + 1))
+    };
+    // `limit`: the largest bound this position may have (2 below its grandparent's).
+    while let Some((position, limit)) = stack.pop() {
+        let key = position.key();
+        let entry = *entries.get(&key).ok_or_else(|| CertificateError::Missing(position.to_sfen()))?;
+        let bound = u32::from(entry.bound);
+        if bound > limit {
+            return Err(CertificateError::BoundNotDecreasing(position.to_sfen()));
+        }
+        if reached.insert(key, (position, entry)).is_some() {
+            continue;
+        }
+        if bound % 2 == 0 {
+            return Err(CertificateError::BadBound(position.to_sfen()));
+        }
+        let moves = position.legal_moves();
+        let &mv = moves
+            .get(usize::from(entry.move_index))
+            .ok_or_else(|| CertificateError::IllegalMove(position.to_sfen()))?;
+        if position.captures_royal(mv) {
+            continue;
+        }
+        if bound < 3 {
+            return Err(CertificateError::BadBound(position.to_sfen()));
+        }
+        let loser = position.play_unchecked(mv);
+        loser_positions += 1;
+        for &reply in loser.legal_moves().iter() {
+            if loser.captures_royal(reply) {
+                return Err(CertificateError::LoserCaptures(loser.to_sfen()));
+            }
+            stack.push((loser.play_unchecked(reply), bound - 2));
+        }
+    }
+    // A position met again with a smaller limit was checked against it above (the bound
+    // test comes before the "seen" test), so every edge respects the bounds.
+    let longest_line = longest_line(&certificate, &reached);
+    let bound = match root_bound {
+        Some(bound) => bound,
+        None => u32::from(entries[&certificate.root.key()].bound),
+    };
+    Ok(Verdict {
+        root: certificate.root,
+        root_wins: certificate.root_wins,
+        bound,
+        winner_positions: reached.len() as u64,
+        loser_positions,
+        longest_line,
+        unused_entries: (entries.len() - reached.len()) as u64,
+    })
+}
+
+/// The longest line of a checked proof: positions in ascending bound order, so that every
+/// position's successors (whose bounds are smaller) are measured before it.
+fn longest_line(certificate: &Certificate, reached: &HashMap<u128, (Position, Entry)>) -> u32 {
+    let mut order: Vec<(&u128, &(Position, Entry))> = reached.iter().collect();
+    order.sort_by_key(|(_, (_, entry))| entry.bound);
+    let mut length: HashMap<u128, u32> = HashMap::with_capacity(order.len());
+    for (&key, &(position, entry)) in order {
+        let line = match after(&position, entry) {
+            None => 1,
+            Some(loser) => {
+                let replies = loser.legal_moves();
+                2 + replies.iter().map(|&reply| length[&loser.play_unchecked(reply).key()]).max().unwrap_or(0)
+                    - u32::from(replies.is_empty())
+            }
+        };
+        length.insert(key, line);
+    }
+    if certificate.root_wins {
+        length[&certificate.root.key()]
+    } else {
+        let root = certificate.root;
+        1 + root.legal_moves().iter().map(|&mv| length[&root.play_unchecked(mv).key()]).max().unwrap_or(0)
+            - u32::from(root.legal_moves().is_empty())
+    }
+}
