@@ -1,0 +1,28 @@
+//! The certificates published in `tables/certificates/` hold: each proves that one of the
+//! first player's opening moves loses, checked here by the rules alone.
+
+use shogi4_certificate::verify;
+use shogi4_engine::Position;
+
+#[test]
+fn every_published_certificate_proves_an_opening_move_lost() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tables/certificates");
+    let start = Position::start();
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).expect("tables/certificates exists") {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "s4cert") {
+            continue;
+        }
+        // Named after the move: `a2a3.s4cert` is the position after 1. a2a3.
+        let name = path.file_stem().unwrap().to_str().unwrap();
+        let after = start.play_unchecked(start.parse_move(name).unwrap());
+        let verdict = verify(&std::fs::read(&path).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(verdict.root, after, "{name}");
+        // The second player, to move there, wins: the opening move loses.
+        assert!(verdict.root_wins, "{name}");
+        assert_eq!(verdict.unused_entries, 0, "{name}");
+        checked += 1;
+    }
+    assert!(checked >= 3, "{checked} certificates");
+}
