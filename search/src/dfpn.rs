@@ -237,46 +237,12 @@ impl Prover<'_> {
         // Every child was generated and looked up: each counts as a node examined.
         self.nodes += children.len() as u64;
         loop {
-            // The node's numbers from its children's: an OR node needs one proven child, an
-            // AND node every child.
-            let (mut proof, mut disproof) = match question {
-                Question::Win => (INFINITE, 0u32),
-                Question::Loss => (0u32, INFINITE),
-            };
-            let (mut best, mut best_numbers, mut best_deciding, mut second) =
-                (None, (INFINITE, INFINITE), INFINITE, INFINITE);
-            for (i, child) in children.iter().enumerate() {
-                let (p, d) = match child.known {
-                    Some(true) => (0, INFINITE),
-                    Some(false) => (INFINITE, 0),
-                    None => self.numbers.get(child.key, child_depth).unwrap_or(child.initial),
-                };
-                // The number that decides which child to expand: the cheapest to prove (OR) or
-                // to disprove (AND).
-                let deciding = match question {
-                    Question::Win => {
-                        proof = proof.min(p);
-                        disproof = add(disproof, d);
-                        p
-                    }
-                    Question::Loss => {
-                        proof = add(proof, p);
-                        disproof = disproof.min(d);
-                        d
-                    }
-                };
-                if child.known.is_some() {
-                    continue;
-                }
-                if best.is_none() || deciding < best_deciding {
-                    second = best_deciding;
-                    best = Some(i);
-                    best_numbers = (p, d);
-                    best_deciding = deciding;
-                } else {
-                    second = second.min(deciding);
-                }
-            }
+            let numbers = children.iter().map(|child| match child.known {
+                Some(true) => ((0, INFINITE), false),
+                Some(false) => ((INFINITE, 0), false),
+                None => (self.numbers.get(child.key, child_depth).unwrap_or(child.initial), true),
+            });
+            let Step { proof, disproof, next } = step(question, numbers, (proof_threshold, disproof_threshold));
             if proof == 0 || disproof == 0 {
                 self.resolve(key, depth, question, proof == 0);
                 if disproof == 0 {
@@ -284,21 +250,9 @@ impl Prover<'_> {
                 }
                 return Ok((proof, disproof));
             }
-            if proof >= proof_threshold || disproof >= disproof_threshold {
+            let Some((best, (proof_limit, disproof_limit))) = next else {
                 self.numbers.put(key, depth, proof, disproof);
                 return Ok((proof, disproof));
-            }
-            let best = best.expect("unresolved nodes have unresolved children");
-            let (child_proof, child_disproof) = best_numbers;
-            let (proof_limit, disproof_limit) = match question {
-                Question::Win => (
-                    proof_threshold.min(grow(second)),
-                    disproof_threshold.saturating_sub(disproof).saturating_add(child_disproof),
-                ),
-                Question::Loss => (
-                    proof_threshold.saturating_sub(proof).saturating_add(child_proof),
-                    disproof_threshold.min(grow(second)),
-                ),
             };
             let (child, child_key) = (children[best].position, children[best].key);
             let (p, d) = self.expand(&child, child_key, child_depth, child_question, proof_limit, disproof_limit)?;
@@ -475,6 +429,73 @@ fn initial_numbers(question: Question, depth: u32, safe_moves: u32) -> (u32, u32
     }
 }
 
+/// What a node's children's numbers say: the node's own numbers, and unless it is settled or
+/// past its thresholds, which child to expand next and with which thresholds.
+pub(crate) struct Step {
+    pub proof: u32,
+    pub disproof: u32,
+    pub next: Option<(usize, (u32, u32))>,
+}
+
+/// One step of df-pn at a node asking `question`, from each child's numbers and whether it is
+/// still open (settled children count, but are never expanded): an OR node's proof number is
+/// its children's smallest and its disproof number their sum, an AND node's the other way
+/// round; the child to expand is the open one with the number that decides (the cheapest to
+/// prove below an OR node, to disprove below an AND node), until it passes the second best's
+/// (with slack, see `grow`) or the node's own thresholds.
+pub(crate) fn step(
+    question: Question,
+    children: impl Iterator<Item = ((u32, u32), bool)>,
+    (proof_threshold, disproof_threshold): (u32, u32),
+) -> Step {
+    let (mut proof, mut disproof) = match question {
+        Question::Win => (INFINITE, 0u32),
+        Question::Loss => (0u32, INFINITE),
+    };
+    let (mut best, mut best_numbers, mut best_deciding, mut second) = (None, (INFINITE, INFINITE), INFINITE, INFINITE);
+    for (i, ((p, d), open)) in children.enumerate() {
+        let deciding = match question {
+            Question::Win => {
+                proof = proof.min(p);
+                disproof = add(disproof, d);
+                p
+            }
+            Question::Loss => {
+                proof = add(proof, p);
+                disproof = disproof.min(d);
+                d
+            }
+        };
+        if !open {
+            continue;
+        }
+        if best.is_none() || deciding < best_deciding {
+            second = best_deciding;
+            best = Some(i);
+            best_numbers = (p, d);
+            best_deciding = deciding;
+        } else {
+            second = second.min(deciding);
+        }
+    }
+    let settled = proof == 0 || disproof == 0;
+    if settled || proof >= proof_threshold || disproof >= disproof_threshold {
+        return Step { proof, disproof, next: None };
+    }
+    let best = best.expect("an unsettled node has an open child");
+    let (child_proof, child_disproof) = best_numbers;
+    let limits = match question {
+        Question::Win => (
+            proof_threshold.min(grow(second)),
+            disproof_threshold.saturating_sub(disproof).saturating_add(child_disproof),
+        ),
+        Question::Loss => {
+            (proof_threshold.saturating_sub(proof).saturating_add(child_proof), disproof_threshold.min(grow(second)))
+        }
+    };
+    Step { proof, disproof, next: Some((best, limits)) }
+}
+
 /// A child's threshold from the second-best sibling's number, with some slack (the 1 + ε
 /// trick): switching back and forth between two near-equal children re-expands both.
 pub(crate) fn grow(second: u32) -> u32 {
@@ -484,7 +505,7 @@ pub(crate) fn grow(second: u32) -> u32 {
 /// The sum of two numbers, infinite only when one of them is: a sum of finite numbers stops
 /// just below [`INFINITE`], so that a node whose children are all unresolved never looks
 /// resolved (deep questions have numbers large enough for sums to reach the cap).
-pub(crate) fn add(a: u32, b: u32) -> u32 {
+fn add(a: u32, b: u32) -> u32 {
     if a == INFINITE || b == INFINITE {
         INFINITE
     } else {

@@ -36,7 +36,7 @@
 
 use shogi4_engine::Position;
 
-use crate::dfpn::{add, grow, Question, INFINITE};
+use crate::dfpn::{grow, step, Question, Step, INFINITE};
 use crate::prover::{Aborted, Prover, MAX_DEPTH};
 use crate::table::{key_of, mix, Depth, UNKNOWN};
 
@@ -82,6 +82,10 @@ struct Expanded {
 }
 
 impl Expanded {
+    fn numbers(self) -> (u32, u32) {
+        (self.proof, self.disproof)
+    }
+
     fn of(known: Known) -> Expanded {
         match known {
             Known::Proven(bound) => Expanded { proof: 0, disproof: INFINITE, bound, here: false },
@@ -289,44 +293,11 @@ impl Prover<'_> {
     ) -> Result<Expanded, Aborted> {
         let child_question = question.next();
         loop {
-            let (mut proof, mut disproof) = match question {
-                Question::Win => (INFINITE, 0u32),
-                Question::Loss => (0u32, INFINITE),
-            };
-            let (mut best, mut best_numbers, mut best_deciding, mut second) =
-                (None, (INFINITE, INFINITE), INFINITE, INFINITE);
-            for (i, child) in children.iter().enumerate() {
-                let (p, d) = match child.known {
-                    Some(known) => {
-                        let e = Expanded::of(known);
-                        (e.proof, e.disproof)
-                    }
-                    None => self.numbers.get(child.key, slot(child_question)).unwrap_or(child.numbers),
-                };
-                let deciding = match question {
-                    Question::Win => {
-                        proof = proof.min(p);
-                        disproof = add(disproof, d);
-                        p
-                    }
-                    Question::Loss => {
-                        proof = add(proof, p);
-                        disproof = disproof.min(d);
-                        d
-                    }
-                };
-                if child.known.is_some() {
-                    continue;
-                }
-                if best.is_none() || deciding < best_deciding {
-                    second = best_deciding;
-                    best = Some(i);
-                    best_numbers = (p, d);
-                    best_deciding = deciding;
-                } else {
-                    second = second.min(deciding);
-                }
-            }
+            let numbers = children.iter().map(|child| match child.known {
+                Some(known) => (Expanded::of(known).numbers(), false),
+                None => (self.numbers.get(child.key, slot(child_question)).unwrap_or(child.numbers), true),
+            });
+            let Step { proof, disproof, next } = step(question, numbers, (proof_threshold, disproof_threshold));
             if proof == 0 {
                 let bounds = children.iter().filter_map(|child| match child.known {
                     Some(Known::Proven(bound)) => Some(bound + 1),
@@ -355,21 +326,9 @@ impl Prover<'_> {
                 }
                 return Ok(Expanded { proof: INFINITE, disproof: 0, bound: 0, here });
             }
-            if proof >= proof_threshold || disproof >= disproof_threshold {
+            let Some((best, (proof_limit, disproof_limit))) = next else {
                 self.numbers.put(key, slot(question), proof, disproof);
                 return Ok(Expanded { proof, disproof, bound: 0, here: false });
-            }
-            let best = best.expect("an unsettled node has an unsettled child");
-            let (child_proof, child_disproof) = best_numbers;
-            let (proof_limit, disproof_limit) = match question {
-                Question::Win => (
-                    proof_threshold.min(grow(second)),
-                    disproof_threshold.saturating_sub(disproof).saturating_add(child_disproof),
-                ),
-                Question::Loss => (
-                    proof_threshold.saturating_sub(proof).saturating_add(child_proof),
-                    disproof_threshold.min(grow(second)),
-                ),
             };
             let (position, child_key) = (children[best].position, children[best].key);
             let result = self.expand_value(&position, child_key, child_question, proof_limit, disproof_limit, path)?;
