@@ -202,21 +202,12 @@ impl Prover<'_> {
             self.resolve(key, depth, question, yes);
             return Ok(if yes { (0, INFINITE) } else { (INFINITE, 0) });
         }
-        // The moves that keep the royal safe; the others lose at once.
-        let moves = position.legal_moves();
-        let exposes = position.exposure_test();
-        let mut children: Vec<Child> = Vec::with_capacity(moves.len());
-        for &mv in moves.iter() {
-            if exposes(mv) {
-                continue;
-            }
-            let (position, key) = (position.play_unchecked(mv), position.key_after(key, mv));
-            // Each child's entries are looked up below: start all their (likely) cache misses
-            // now, so that they overlap.
-            self.table.prefetch(key);
-            self.numbers.prefetch(key, child_depth);
-            children.push(Child { position, key, known: None, initial: (1, 1) });
-        }
+        let (mut children, has_unsafe_moves) = self.safe_children(position, key, child_depth, |position, key| Child {
+            position,
+            key,
+            known: None,
+            initial: (1, 1),
+        });
         for child in &mut children {
             child.known = self.known(&child.position, child.key, child_depth, child_question);
         }
@@ -246,7 +237,7 @@ impl Prover<'_> {
             if proof == 0 || disproof == 0 {
                 self.resolve(key, depth, question, proof == 0);
                 if disproof == 0 {
-                    self.settle_refuted(key, question, &children, moves.len() > children.len());
+                    self.settle_refuted(key, question, &children, has_unsafe_moves);
                 }
                 return Ok((proof, disproof));
             }
@@ -260,6 +251,34 @@ impl Prover<'_> {
                 children[best].known = Some(p == 0);
             }
         }
+    }
+
+    /// A child (made by `child` from its position and key) for each move of `position` (keyed
+    /// by `key`) that keeps the royal safe (the others lose at once), and whether there were
+    /// others. Their
+    /// entries in both tables (the number table's at `slot`) are looked up soon after: all
+    /// their likely cache misses start now, so that they overlap.
+    pub(crate) fn safe_children<C>(
+        &self,
+        position: &Position,
+        key: u128,
+        slot: u32,
+        child: impl Fn(Position, u128) -> C,
+    ) -> (Vec<C>, bool) {
+        let moves = position.legal_moves();
+        let exposes = position.exposure_test();
+        let mut children = Vec::with_capacity(moves.len());
+        for &mv in moves.iter() {
+            if exposes(mv) {
+                continue;
+            }
+            let child_key = position.key_after(key, mv);
+            self.table.prefetch(child_key);
+            self.numbers.prefetch(child_key, slot);
+            children.push(child(position.play_unchecked(mv), child_key));
+        }
+        let has_unsafe_moves = moves.len() > children.len();
+        (children, has_unsafe_moves)
     }
 
     /// "Win within 3" answered by the rules alone: some move leaves the opponent no move that

@@ -229,20 +229,14 @@ impl Prover<'_> {
             }
         }
         let child_question = question.next();
-        let moves = position.legal_moves();
-        let exposes = position.exposure_test();
         let horizon = path.keys.len() >= MAX_PATH;
-        let mut children: Vec<Child> = Vec::with_capacity(moves.len());
-        for &mv in moves.iter() {
-            if exposes(mv) {
-                continue;
-            }
-            let (position, key) = (position.play_unchecked(mv), position.key_after(key, mv));
-            self.table.prefetch(key);
-            self.numbers.prefetch(key, slot(child_question));
-            children.push(Child { position, key, known: None, numbers: (1, 1) });
-        }
-        let has_unsafe_moves = moves.len() > children.len();
+        let (mut children, has_unsafe_moves) =
+            self.safe_children(position, key, slot(child_question), |position, key| Child {
+                position,
+                key,
+                known: None,
+                numbers: (1, 1),
+            });
         for child in &mut children {
             child.known = if horizon || path.contains(child.key) {
                 Some(Known::RefutedHere)
