@@ -355,6 +355,45 @@ pub fn verify(bytes: &[u8]) -> Result<Verdict, CertificateError> {
     })
 }
 
+/// A position a checked certificate proves, with its result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Proven {
+    /// The position.
+    pub position: Position,
+    /// Whether its side to move wins (else it loses).
+    pub wins: bool,
+    /// The result comes within this many plies.
+    pub within: u32,
+}
+
+/// Every position a certificate proves, once [`verify`] accepts it: each winner's position
+/// reached from the root (a win within its bound), the position after its winning move (a
+/// loss within one ply less, since every reply leads to a win within two less), and a losing
+/// root.
+pub fn proven_positions(bytes: &[u8]) -> Result<Vec<Proven>, CertificateError> {
+    let verdict = verify(bytes)?;
+    let certificate = Certificate::parse(bytes)?.reachable_only();
+    let mut proven = Vec::with_capacity(2 * certificate.len() + 1);
+    if !verdict.root_wins {
+        proven.push(Proven { position: verdict.root, wins: false, within: verdict.bound });
+    }
+    let mut stack = certificate.winner_positions_below_root();
+    let mut seen = std::collections::HashSet::new();
+    while let Some(position) = stack.pop() {
+        let Some(entry) = certificate.get(&position) else { continue };
+        if !seen.insert(position.key()) {
+            continue;
+        }
+        let bound = u32::from(entry.bound);
+        proven.push(Proven { position, wins: true, within: bound });
+        if let Some(loser) = after(&position, entry) {
+            proven.push(Proven { position: loser, wins: false, within: bound - 1 });
+            stack.extend(loser.legal_moves().iter().map(|&mv| loser.play_unchecked(mv)));
+        }
+    }
+    Ok(proven)
+}
+
 /// The longest line of a checked proof: positions in ascending bound order, so that every
 /// position's successors (whose bounds are smaller) are measured before it.
 fn longest_line(certificate: &Certificate, reached: &HashMap<u128, (Position, Entry)>) -> u32 {

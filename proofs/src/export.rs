@@ -11,6 +11,8 @@ use std::path::Path;
 
 use redb::ReadableTable;
 
+use shogi4_search::Outcome;
+
 use crate::{decode, ProofStore, StoreError, FACTS};
 
 const MAGIC: &[u8; 8] = b"S4PROOF1";
@@ -78,5 +80,23 @@ impl ProofStore {
         }
         let changed = self.record(&facts)? as u64;
         Ok(Imported { records: count, changed })
+    }
+
+    /// Merges what a proof certificate (`.s4cert`, see `shogi4-certificate`) proves, once its
+    /// checker accepts it: each of its positions a win or a loss within its bound (at least 1
+    /// ply for a win, 2 for a loss with a move to make), narrowed with what the store holds.
+    pub fn import_certificate(&self, path: &Path) -> Result<Imported, StoreError> {
+        let bytes = std::fs::read(path).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
+        let proven = shogi4_certificate::proven_positions(&bytes)
+            .map_err(|e| StoreError::Export(path.to_path_buf(), format!("certificate refused: {e}")))?;
+        let facts: Vec<(u128, Outcome)> = proven
+            .iter()
+            .map(|p| {
+                let at_least = if p.wins { 1 } else { 2.min(p.within) };
+                (p.position.key(), Outcome::won(p.wins, at_least, p.within))
+            })
+            .collect();
+        let changed = facts.chunks(10_000).map(|chunk| self.record(chunk).map(|n| n as u64)).sum::<Result<u64, _>>()?;
+        Ok(Imported { records: facts.len() as u64, changed })
     }
 }

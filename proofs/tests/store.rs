@@ -328,3 +328,26 @@ fn a_full_disk_is_survived_and_the_store_recovers_when_space_is_back() {
         assert_eq!(store.get(key).unwrap(), Some(outcome), "a record from before the full disk was lost");
     }
 }
+
+#[test]
+fn a_certificate_is_merged_as_proven_outcomes_and_a_refused_one_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = ProofStore::open(&dir.path().join("store.redb")).unwrap();
+    let published = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tables/certificates/a1b2.s4cert");
+    let imported = store.import_certificate(&published).unwrap();
+    // A loser's position reached from two winners' moves is one record.
+    assert!(imported.changed > 10_000 && imported.changed <= imported.records, "{imported:?}");
+    // The root: the second player, to move after 1. a1b2, wins within 25 plies (the
+    // certificate's bound); it cannot win in fewer than 1.
+    let root = shogi4_engine::Position::parse("trfk/3c/CK2/1FRT w - 1").unwrap();
+    assert_eq!(store.recall(&[root]).unwrap()[0], Some(Outcome::Bounded { win: true, at_least: 1, at_most: 25 }));
+    assert_eq!(store.import_certificate(&published).unwrap().changed, 0, "importing again changes nothing");
+    // A damaged certificate is refused whole.
+    let mut bytes = std::fs::read(&published).unwrap();
+    bytes.truncate(bytes.len() - 19);
+    let damaged = dir.path().join("damaged.s4cert");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let before = store.len().unwrap();
+    assert!(store.import_certificate(&damaged).is_err());
+    assert_eq!(store.len().unwrap(), before);
+}

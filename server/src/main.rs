@@ -64,6 +64,23 @@ fn init_logging(format: LogFormat) {
 /// directory.
 const OPENING_PROOFS: &str = "opening.proofs";
 
+/// The folder of published proof certificates (`.s4cert`) the server merges into its store at
+/// start-up, in the tables directory.
+const CERTIFICATES: &str = "certificates";
+
+/// The certificate files in `dir`, by name (none if it is missing).
+fn certificate_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "s4cert") && path.is_file())
+        .collect();
+    files.sort();
+    files
+}
+
 fn run(config: Config) -> Result<(), String> {
     let cors_policy = config.cors_policy()?;
     let limits = config.limits()?;
@@ -94,6 +111,16 @@ fn run(config: Config) -> Result<(), String> {
                         Ok(imported) => tracing::info!(file = %published.display(), records = imported.records,
                             changed = imported.changed, "published proofs merged into the store"),
                         Err(error) => tracing::warn!(%error, "published proofs not merged"),
+                    }
+                }
+                // So are the published certificates, each checked by the rules first.
+                if !store.is_read_only() {
+                    for file in certificate_files(&config.tables.join(CERTIFICATES)) {
+                        match store.import_certificate(&file) {
+                            Ok(imported) => tracing::info!(file = %file.display(), records = imported.records,
+                                changed = imported.changed, "certificate checked and merged into the store"),
+                            Err(error) => tracing::warn!(%error, "certificate not merged"),
+                        }
                     }
                 }
                 state.with_proof_store(store)
