@@ -277,10 +277,18 @@ impl std::error::Error for CertificateError {}
 
 /// Checks a certificate's bytes by the rules alone: see the module documentation.
 pub fn verify(bytes: &[u8]) -> Result<Verdict, CertificateError> {
+    check(bytes).map(|(verdict, _)| verdict)
+}
+
+/// The winner's positions a check reached from the root, by key, with their entries.
+type Reached = HashMap<u128, (Position, Entry)>;
+
+/// [`verify`], with every winner's position reached from the root and its entry.
+fn check(bytes: &[u8]) -> Result<(Verdict, Reached), CertificateError> {
     let certificate = Certificate::parse(bytes)?;
     let entries = &certificate.entries;
     // Every winner's position reached, with its entry, in the order first met.
-    let mut reached: HashMap<u128, (Position, Entry)> = HashMap::new();
+    let mut reached: Reached = HashMap::new();
     let mut stack = Vec::new();
     let mut loser_positions = 0u64;
     let root_bound = if certificate.root_wins {
@@ -344,7 +352,7 @@ pub fn verify(bytes: &[u8]) -> Result<Verdict, CertificateError> {
         Some(bound) => bound,
         None => u32::from(entries[&certificate.root.key()].bound),
     };
-    Ok(Verdict {
+    let verdict = Verdict {
         root: certificate.root,
         root_wins: certificate.root_wins,
         bound,
@@ -352,7 +360,8 @@ pub fn verify(bytes: &[u8]) -> Result<Verdict, CertificateError> {
         loser_positions,
         longest_line,
         unused_entries: (entries.len() - reached.len()) as u64,
-    })
+    };
+    Ok((verdict, reached))
 }
 
 /// A position a checked certificate proves, with its result.
@@ -371,24 +380,16 @@ pub struct Proven {
 /// loss within one ply less, since every reply leads to a win within two less), and a losing
 /// root.
 pub fn proven_positions(bytes: &[u8]) -> Result<Vec<Proven>, CertificateError> {
-    let verdict = verify(bytes)?;
-    let certificate = Certificate::parse(bytes)?.reachable_only();
-    let mut proven = Vec::with_capacity(2 * certificate.len() + 1);
+    let (verdict, reached) = check(bytes)?;
+    let mut proven = Vec::with_capacity(2 * reached.len() + 1);
     if !verdict.root_wins {
         proven.push(Proven { position: verdict.root, wins: false, within: verdict.bound });
     }
-    let mut stack = certificate.winner_positions_below_root();
-    let mut seen = std::collections::HashSet::new();
-    while let Some(position) = stack.pop() {
-        let Some(entry) = certificate.get(&position) else { continue };
-        if !seen.insert(position.key()) {
-            continue;
-        }
+    for (position, entry) in reached.into_values() {
         let bound = u32::from(entry.bound);
         proven.push(Proven { position, wins: true, within: bound });
         if let Some(loser) = after(&position, entry) {
             proven.push(Proven { position: loser, wins: false, within: bound - 1 });
-            stack.extend(loser.legal_moves().iter().map(|&mv| loser.play_unchecked(mv)));
         }
     }
     Ok(proven)
@@ -396,7 +397,7 @@ pub fn proven_positions(bytes: &[u8]) -> Result<Vec<Proven>, CertificateError> {
 
 /// The longest line of a checked proof: positions in ascending bound order, so that every
 /// position's successors (whose bounds are smaller) are measured before it.
-fn longest_line(certificate: &Certificate, reached: &HashMap<u128, (Position, Entry)>) -> u32 {
+fn longest_line(certificate: &Certificate, reached: &Reached) -> u32 {
     let mut order: Vec<(&u128, &(Position, Entry))> = reached.iter().collect();
     order.sort_by_key(|(_, (_, entry))| entry.bound);
     let mut length: HashMap<u128, u32> = HashMap::with_capacity(order.len());
