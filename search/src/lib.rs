@@ -44,6 +44,8 @@ mod prover;
 mod table;
 mod value;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shogi4_certificate::{Certificate, Entry};
@@ -299,12 +301,31 @@ pub struct Analysis {
     pub elapsed: Duration,
 }
 
+/// A switch that ends a search from another thread, as if its budget had run out (what it
+/// proved so far stays true and is kept): for a search whose asker is gone. Clones share
+/// the switch; the search reads it whenever it reads the clock.
+#[derive(Clone, Debug, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// Ends the searches that watch this switch.
+    pub fn cancel(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`Cancel::cancel`] was called.
+    pub fn is_cancelled(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
 /// A proof searcher and the transposition table it owns (and keeps between searches: what
 /// it stores is true of the positions alone, so every later search profits).
 pub struct Search {
     table: TranspositionTable,
     numbers: dfpn::NumberTable,
     plan: Plan,
+    cancel: Option<Cancel>,
 }
 
 impl Search {
@@ -315,7 +336,20 @@ impl Search {
             table: TranspositionTable::with_bytes(table_bytes / 2),
             numbers: dfpn::NumberTable::with_bytes(table_bytes / 2),
             plan: Plan::default(),
+            cancel: None,
         }
+    }
+
+    /// Makes the searches from now on end once `cancel` is set (or never, for `None`).
+    pub fn watch(&mut self, cancel: Option<Cancel>) {
+        self.cancel = cancel;
+    }
+
+    /// A prover over this searcher's tables, within `max_nodes` and until `deadline`, and
+    /// the plan it follows.
+    fn prover(&mut self, max_nodes: u64, deadline: Option<Instant>) -> (Prover<'_>, &Plan) {
+        let prover = Prover::new(&mut self.table, &mut self.numbers, max_nodes, deadline, self.cancel.clone());
+        (prover, &self.plan)
     }
 
     /// The same searcher, splitting its budgets by `plan` instead of the default.
@@ -344,9 +378,8 @@ impl Search {
     /// The outcome of `position` within `limits`.
     pub fn prove(&mut self, position: &Position, limits: &Limits) -> Report {
         let started = Instant::now();
-        let mut prover =
-            Prover::new(&mut self.table, &mut self.numbers, limits.max_nodes, limits.time.map(|t| started + t));
-        let outcome = prover.establish(position, limits.max_depth, &self.plan);
+        let (mut prover, plan) = self.prover(limits.max_nodes, limits.time.map(|t| started + t));
+        let outcome = prover.establish(position, limits.max_depth, plan);
         Report { outcome, nodes: prover.nodes, elapsed: started.elapsed() }
     }
 
@@ -356,8 +389,8 @@ impl Search {
         let started = Instant::now();
         let deadline = limits.time.map(|t| started + t);
         let half = limits.time.map(|t| started + t / 2);
-        let mut prover = Prover::new(&mut self.table, &mut self.numbers, limits.max_nodes / 2, half);
-        let outcome = prover.establish(position, limits.max_depth, &self.plan);
+        let (mut prover, plan) = self.prover(limits.max_nodes / 2, half);
+        let outcome = prover.establish(position, limits.max_depth, plan);
         let legal = position.legal_moves();
         let mut moves = Vec::with_capacity(legal.len());
         let mut left = legal.iter().filter(|&&mv| !position.captures_royal(mv)).count() as u64;
@@ -378,7 +411,7 @@ impl Search {
             let child = position.play_unchecked(mv);
             // The child is one ply further from any result the position has.
             let child_depth = limits.max_depth.saturating_sub(1).max(1);
-            let outcome = prover.establish(&child, child_depth, &self.plan).for_mover();
+            let outcome = prover.establish(&child, child_depth, plan).for_mover();
             moves.push(MoveOutcome { mv, result: Some(child), outcome, flags });
         }
         moves.sort_by_key(|m| std::cmp::Reverse(m.outcome.rank()));
@@ -396,9 +429,8 @@ impl Search {
     /// then falls back to what holds without it, "no result within" the depth refuted.
     pub fn mainline(&mut self, position: &Position, limits: &Limits) -> Line {
         let started = Instant::now();
-        let mut prover =
-            Prover::new(&mut self.table, &mut self.numbers, limits.max_nodes, limits.time.map(|t| started + t));
-        let outcome = prover.establish(position, limits.max_depth, &self.plan);
+        let (mut prover, plan) = self.prover(limits.max_nodes, limits.time.map(|t| started + t));
+        let outcome = prover.establish(position, limits.max_depth, plan);
         let steps = match outcome {
             Outcome::Proven(value) => value.dtw().and_then(|dtw| exact_line(&mut prover, position, dtw)),
             Outcome::Bounded { win, at_most, .. } => forced_line(&mut prover, position, win, at_most),
@@ -423,9 +455,8 @@ impl Search {
     /// budget ran out while the tree was written).
     pub fn certify(&mut self, position: &Position, limits: &Limits) -> Option<Certificate> {
         let started = Instant::now();
-        let mut prover =
-            Prover::new(&mut self.table, &mut self.numbers, limits.max_nodes, limits.time.map(|t| started + t));
-        let outcome = prover.establish(position, limits.max_depth, &self.plan);
+        let (mut prover, plan) = self.prover(limits.max_nodes, limits.time.map(|t| started + t));
+        let outcome = prover.establish(position, limits.max_depth, plan);
         let (win, (_, at_most)) = (outcome.proven_win()?, outcome.distance_bounds()?);
         let mut certificate = Certificate::new(*position, win);
         if win {

@@ -19,7 +19,7 @@ use shogi4_engine::{Move, Position, MAX_MOVES};
 
 use crate::dfpn::{NumberTable, Question};
 use crate::table::{key_of, Bounds, Depth, TranspositionTable, UNKNOWN};
-use crate::{distance_from, Outcome};
+use crate::{distance_from, Cancel, Outcome};
 use shogi4_tablebase::Value;
 
 /// The deepest distance a search may ask about (the table stores depths in a byte).
@@ -122,6 +122,8 @@ pub(crate) struct Prover<'t> {
     pub nodes: u64,
     max_nodes: u64,
     deadline: Option<Instant>,
+    /// Read with the clock: once set, the search ends as if its budget had run out.
+    cancel: Option<Cancel>,
     /// The node count at which the clock is next read.
     next_clock: u64,
 }
@@ -132,8 +134,9 @@ impl<'t> Prover<'t> {
         numbers: &'t mut NumberTable,
         max_nodes: u64,
         deadline: Option<Instant>,
+        cancel: Option<Cancel>,
     ) -> Prover<'t> {
-        Prover { table, numbers, nodes: 0, max_nodes, deadline, next_clock: CLOCK_INTERVAL }
+        Prover { table, numbers, nodes: 0, max_nodes, deadline, cancel, next_clock: CLOCK_INTERVAL }
     }
 
     /// Sets a new budget (nodes counted from now on, and a deadline).
@@ -151,7 +154,8 @@ impl<'t> Prover<'t> {
         // count passes the next mark, not on exact multiples.
         if self.nodes >= self.next_clock {
             self.next_clock = self.nodes + CLOCK_INTERVAL;
-            if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            let cancelled = self.cancel.as_ref().is_some_and(Cancel::is_cancelled);
+            if cancelled || self.deadline.is_some_and(|d| Instant::now() >= d) {
                 // Stay aborted: the node count is pinned past the limit.
                 self.max_nodes = self.nodes - 1;
                 return Err(Aborted);

@@ -10,7 +10,7 @@ mod rng;
 use rayon::prelude::*;
 use rng::Rng;
 use shogi4_engine::{MaterialIndex, Position};
-use shogi4_search::{Horizon, Limits, Narrowing, Outcome, Plan, Search};
+use shogi4_search::{Cancel, Horizon, Limits, Narrowing, Outcome, Plan, Search};
 use shogi4_tablebase::{solve, Silent, Table, Value};
 
 /// Positions to check; `SHOGI4_SEARCH_DIFF_POSITIONS` raises or lowers it.
@@ -244,6 +244,26 @@ fn the_time_budget_is_kept() {
         let analysis = search.analyse(&Position::start(), &limits);
         assert!(analysis.elapsed.as_millis() < u128::from(ms) + 100, "{ms} ms budget took {:?}", analysis.elapsed);
     }
+}
+
+#[test]
+fn a_cancelled_search_ends_at_its_next_clock_reading() {
+    let mut search = Search::new(8 << 20);
+    let cancel = Cancel::default();
+    search.watch(Some(cancel.clone()));
+    let limits = Limits { time: Some(std::time::Duration::from_secs(30)), ..Limits::nodes(u64::MAX) };
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        cancel.cancel();
+    });
+    let report = search.prove(&Position::start(), &limits);
+    stopper.join().unwrap();
+    assert!(matches!(report.outcome, Outcome::Unknown { .. }));
+    assert!(report.elapsed.as_millis() < 1000, "cancelled after 100 ms, ended after {:?}", report.elapsed);
+    // Unwatched again, it searches to its budget.
+    search.watch(None);
+    let limits = Limits { time: Some(std::time::Duration::from_millis(300)), ..Limits::nodes(u64::MAX) };
+    assert!(search.prove(&Position::start(), &limits).elapsed.as_millis() >= 300);
 }
 
 #[test]

@@ -158,9 +158,16 @@ fn run(config: Config) -> Result<(), String> {
         serve(listener, app(state, &cors_policy), connection_limits, shutdown).await;
         Ok::<(), String>(())
     })?;
+    // A search a hung-up client left running keeps its blocking thread until its budget ends,
+    // which may be long after the grace period; dropping the runtime would wait for it. The
+    // store is crash-safe (each record is its own transaction), so such searches are left.
+    runtime.shutdown_timeout(LEFTOVER_SEARCH_WAIT);
     tracing::info!("shut down");
     Ok(())
 }
+
+/// How long shutdown waits, after the connections' grace period, for searches still running.
+const LEFTOVER_SEARCH_WAIT: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Solves the closed games of the default set that have no valid table yet, on a thread of
 /// its own while the server answers: each table joins the served set as soon as it is

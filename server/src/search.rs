@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use shogi4_api::{MainlineResponse, ProbeResponse, Source};
 use shogi4_engine::Position;
 use shogi4_proofs::ProofStore;
-use shogi4_search::{Analysis, Limits, Outcome, Search, MAX_DEPTH};
+use shogi4_search::{Analysis, Cancel, Limits, Outcome, Search, MAX_DEPTH};
 use tokio::sync::Semaphore;
 
 use crate::error::ApiError;
@@ -363,9 +363,13 @@ impl SearchService {
             .map_err(|_| ApiError::SearchBusy)?
             .map_err(|_| ApiError::SearchBusy)?;
         let service = Arc::clone(self);
-        // The permit and the count go with the search itself, not with the request: a client
-        // that hangs up (or a request that times out) leaves the search to finish within its
-        // budget, and its worker is not free, nor the background allowed to start, before then.
+        // A request that is dropped (its client hung up, it timed out, the server shuts down)
+        // cancels its search, which then ends at its next clock reading.
+        let cancel = CancelOnDrop(Cancel::default());
+        let watched = cancel.0.clone();
+        // The permit and the count go with the search itself, not with the request: until the
+        // cancelled search has actually ended, its worker is not free, nor the background
+        // allowed to start.
         tokio::task::spawn_blocking(move || {
             let _held = (permit, in_flight);
             let mut search = service
@@ -374,12 +378,23 @@ impl SearchService {
                 .expect("not poisoned")
                 .pop()
                 .unwrap_or_else(|| Search::new(service.settings.table_bytes));
+            search.watch(Some(watched));
             let result = work(&mut search);
+            search.watch(None);
             service.idle.lock().expect("not poisoned").push(search);
             result
         })
         .await
         .map_err(|e| ApiError::Internal(format!("search task failed: {e}")))
+    }
+}
+
+/// Cancels a request's search when the request is dropped before it ends.
+struct CancelOnDrop(Cancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
     }
 }
 

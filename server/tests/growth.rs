@@ -206,6 +206,27 @@ fn clients_that_hang_up_mid_search_do_not_multiply_the_searches() {
     assert!(grown < 160 << 20, "resident memory grew by {} MiB", grown >> 20);
 }
 
+/// A search whose client hung up is cancelled: its worker is free for the next client at
+/// once, not after the rest of the budget.
+#[test]
+fn a_hang_up_cancels_its_search_and_frees_the_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = ["--search-workers", "1", "--search-ms", "2000", "--background-workers", "0"];
+    let server = Server::start_searching(&dir.path().join("proofs.redb"), "1000000000", &flags);
+    // The start position is far from proven: its search would take the whole budget.
+    let start = Position::start().to_sfen();
+    let mut stream = TcpStream::connect(&server.address).unwrap();
+    let path = format!("/probe?pos={}", start.replace(' ', "_"));
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 203.0.113.7\r\n\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    drop(stream);
+    let asked = Instant::now();
+    server.probe("203.0.113.8", &start);
+    // Its own search (2 s) and change; waiting out the first one's would add 1.7 s.
+    let took = asked.elapsed();
+    assert!(took < Duration::from_millis(3000), "the second client waited {took:?}");
+}
+
 /// Threads of a process (Linux).
 fn threads(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
