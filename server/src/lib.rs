@@ -15,6 +15,7 @@ pub mod model;
 pub mod openapi;
 mod precompressed;
 pub mod rate_limit;
+mod recorder;
 mod routes;
 pub mod search;
 pub mod serve;

@@ -131,6 +131,7 @@ fn run(config: Config) -> Result<(), String> {
             }
         },
     };
+    let search = Arc::clone(&state.search);
     let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
     runtime.block_on(async {
         // Listen for signals before announcing the address, so that a client (or a test) that
@@ -162,6 +163,8 @@ fn run(config: Config) -> Result<(), String> {
     // which may be long after the grace period; dropping the runtime would wait for it. The
     // store is crash-safe (each record is its own transaction), so such searches are left.
     runtime.shutdown_timeout(LEFTOVER_SEARCH_WAIT);
+    // What the searches handed to the store's writer is committed before the process ends.
+    search.finish_writing();
     tracing::info!("shut down");
     Ok(())
 }

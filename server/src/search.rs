@@ -22,6 +22,7 @@ use shogi4_search::{Analysis, Cancel, Limits, Outcome, Search, MAX_DEPTH};
 use tokio::sync::Semaphore;
 
 use crate::error::ApiError;
+use crate::recorder::Recorder;
 
 /// How searches are bounded.
 #[derive(Clone, Debug)]
@@ -101,7 +102,9 @@ pub struct SearchService {
     idle: Mutex<Vec<Search>>,
     cache: Mutex<ProvenCache>,
     /// What earlier searches established, kept across restarts.
-    store: Option<ProofStore>,
+    store: Option<Arc<ProofStore>>,
+    /// Writes what searches establish into the store, if it takes writes.
+    recorder: Option<Recorder>,
     /// Request searches running or waiting for a worker: the background searches start
     /// none while there are any.
     in_flight: AtomicUsize,
@@ -114,16 +117,16 @@ pub struct SearchService {
 
 /// Whether the proof store's last operation failed.
 #[derive(Default)]
-struct StoreHealth(std::sync::atomic::AtomicBool);
+pub(crate) struct StoreHealth(std::sync::atomic::AtomicBool);
 
 impl StoreHealth {
-    fn failed(&self, error: &shogi4_proofs::StoreError, what: &str) {
+    pub(crate) fn failed(&self, error: &shogi4_proofs::StoreError, what: &str) {
         if !self.0.swap(true, Ordering::Relaxed) {
             tracing::warn!(%error, "{what} (logged once until it recovers)");
         }
     }
 
-    fn fine(&self) {
+    pub(crate) fn fine(&self) {
         if self.0.swap(false, Ordering::Relaxed) {
             tracing::info!("proof store working again");
         }
@@ -135,7 +138,11 @@ impl SearchService {
     /// until the first search.
     pub fn new(settings: SearchSettings, store: Option<ProofStore>) -> SearchService {
         let cache = ProvenCache::new(settings.cache_entries);
+        let store = store.map(Arc::new);
+        let recorder =
+            store.as_ref().filter(|store| !store.is_read_only()).map(|store| Recorder::start(Arc::clone(store)));
         SearchService {
+            recorder,
             permits: Arc::new(Semaphore::new(settings.workers)),
             idle: Mutex::new(Vec::new()),
             cache: Mutex::new(cache),
@@ -178,7 +185,7 @@ impl SearchService {
                 let limits = service.settings.limits(share, deadline);
                 let before = service.recall(search, &position);
                 let analysis = search.analyse(&position, &limits);
-                service.keep(&facts_of(&position, &analysis));
+                service.keep(facts_of(&position, &analysis));
                 service.queue_unfinished(&position, &analysis, client);
                 ProbeResponse::searched(&position, &analysis, source_after(before))
             })
@@ -199,7 +206,7 @@ impl SearchService {
             let limits = service.settings.limits(1, deadline);
             let before = service.recall(search, &position);
             let line = search.mainline(&position, &limits);
-            service.keep(&[(position.key(), line.outcome)]);
+            service.keep(vec![(position.key(), line.outcome)]);
             MainlineResponse::searched(&position, &line, source_after(before))
         })
         .await
@@ -231,15 +238,13 @@ impl SearchService {
 
     /// The store, if there is one that takes writes (a read-only one is only read).
     fn writable_store(&self) -> Option<&ProofStore> {
-        self.store.as_ref().filter(|store| !store.is_read_only())
+        self.store.as_deref().filter(|store| !store.is_read_only())
     }
 
     /// Keeps what a search established.
-    fn keep(&self, facts: &[(u128, Outcome)]) {
-        let Some(store) = self.writable_store() else { return };
-        match store.record(facts) {
-            Ok(_) => self.store_health.fine(),
-            Err(error) => self.store_health.failed(&error, "proof store unwritable; results are kept in memory only"),
+    fn keep(&self, facts: Vec<(u128, Outcome)>) {
+        if let Some(recorder) = &self.recorder {
+            recorder.keep(facts);
         }
     }
 
@@ -332,7 +337,7 @@ impl SearchService {
                 Limits { max_depth: MAX_DEPTH, max_nodes: u64::MAX, time: Some(background.time * (1u32 << level)) };
             let before = self.recall(&mut search, &position);
             let analysis = search.analyse(&position, &limits);
-            self.keep(&facts_of(&position, &analysis));
+            self.keep(facts_of(&position, &analysis));
             metrics::counter!("background_searches_total").increment(1);
             if analysis.outcome.proven_win().is_some() && before.and_then(Outcome::proven_win).is_none() {
                 metrics::counter!("background_proofs_total").increment(1);
@@ -342,6 +347,13 @@ impl SearchService {
             } else {
                 publish_queue_length(store);
             }
+        }
+    }
+
+    /// Commits what searches have handed over and not yet written; for shutdown.
+    pub fn finish_writing(&self) {
+        if let Some(recorder) = &self.recorder {
+            recorder.finish();
         }
     }
 

@@ -174,6 +174,30 @@ fn the_store_survives_kill_9_during_background_work() {
     assert_eq!(server.probe("203.0.113.9", DEEP_WIN)["sfen"], DEEP_WIN);
 }
 
+/// Searches hand what they establish to the store's writer thread; SIGTERM lets it commit
+/// its backlog before the process ends (a background worker still holds the service then,
+/// so nothing is dropped that would do it).
+#[test]
+fn what_searches_recorded_just_before_sigterm_is_on_the_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proofs.redb");
+    let positions = distinct_positions(6);
+    let mut server = Server::start(&path, &["--background-ms", "200", "--shutdown-grace-ms", "500"]);
+    // The positions the server answered as won or lost, each recorded by its search.
+    let proven: Vec<Position> = positions
+        .iter()
+        .filter(|sfen| ["win", "loss"].contains(&server.probe("203.0.113.9", sfen)["category"].as_str().unwrap()))
+        .map(|sfen| Position::parse(sfen).unwrap())
+        .collect();
+    assert!(proven.len() >= 2, "only {} proven: nothing to show", proven.len());
+    // SAFETY: kill(2) on the child this test started.
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    assert!(server.child.wait().unwrap().success());
+    let (store, _) = ProofStore::open(&path).unwrap();
+    let known = store.recall(&proven).unwrap();
+    assert!(known.iter().all(Option::is_some), "proven positions missing from the store: {known:?}");
+}
+
 /// Resident memory of a process, in bytes (Linux).
 fn resident_bytes(pid: u32) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
