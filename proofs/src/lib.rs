@@ -186,29 +186,35 @@ impl Refusal {
 }
 
 impl ProofStore {
-    /// Opens the store at `path`, creating it if missing. Only damage moves a file aside
-    /// (`PATH.damaged-N`, the last few kept), and then the records that can still be read
-    /// and pass their checksums are carried into the new store: damage is never trusted, and
-    /// nothing readable is lost. A store held by another process is refused
-    /// ([`StoreError::Locked`]), never taken over; one that may not be written is opened
-    /// read-only; other I/O errors are refused and leave the file as it is.
+    /// Opens the store at `path`, creating it if missing, and walks it
+    /// ([`ProofStore::check_and_repair`]). Only damage moves a file aside (`PATH.damaged-N`,
+    /// the last few kept), and then the records that can still be read and pass their
+    /// checksums are carried into the new store: damage is never trusted, and nothing
+    /// readable is lost. A store held by another process is refused ([`StoreError::Locked`]),
+    /// never taken over; one that may not be written is opened read-only; other I/O errors are
+    /// refused and leave the file as it is.
     pub fn open(path: &Path) -> Result<(ProofStore, Opened), StoreError> {
+        let (store, opened) = ProofStore::open_unchecked(path)?;
+        if opened != Opened::Fine {
+            return Ok((store, opened));
+        }
+        let checked = store.check_and_repair()?;
+        Ok((store, checked))
+    }
+
+    /// [`ProofStore::open`] without the walk of the whole file, which takes time in
+    /// proportion to its size: for a server that listens at once and walks it meanwhile,
+    /// with [`ProofStore::check_and_repair`]. Damage that the database meets on opening is
+    /// handled as `open` does.
+    pub fn open_unchecked(path: &Path) -> Result<(ProofStore, Opened), StoreError> {
         let attempt = std::panic::catch_unwind(|| create(path))
             .unwrap_or_else(|_| Err(redb::DatabaseError::Storage(redb::StorageError::Corrupted("panic".into()))));
-        let refusal = match attempt {
-            Ok(db) => match guarded(path, || check(&db, path)) {
-                Ok(()) => return Ok((ProofStore::writable(db, path)?, Opened::Fine)),
-                Err(_) => Refusal::Damaged,
-            },
-            Err(error) => Refusal::of(path, error),
-        };
-        match refusal {
-            Refusal::Refused(error) => Err(error),
-            Refusal::NoWrite => Ok((ProofStore::open_read_only(path)?, Opened::ReadOnly)),
-            Refusal::Damaged => {
-                let aside = move_aside(path)?;
-                let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
-                let db = create(path).map_err(|e| error(&e))?;
+        match attempt.map_err(|error| Refusal::of(path, error)) {
+            Ok(db) => Ok((ProofStore::writable(db, path)?, Opened::Fine)),
+            Err(Refusal::Refused(error)) => Err(error),
+            Err(Refusal::NoWrite) => Ok((ProofStore::open_read_only(path)?, Opened::ReadOnly)),
+            Err(Refusal::Damaged) => {
+                let (db, aside) = begin_anew(path)?;
                 let store = ProofStore::writable(db, path)?;
                 let salvaged = store.salvage(&aside);
                 Ok((store, Opened::Rebuilt { aside, salvaged }))
@@ -216,12 +222,40 @@ impl ProofStore {
         }
     }
 
+    /// Walks every record of a writable store. If the walk meets damage, the file is moved
+    /// aside and the store begins anew in place, with the readable records salvaged
+    /// ([`Opened::Rebuilt`]); searches and writes meanwhile go on, on the old file until then
+    /// (their errors on damaged pages are errors, never wrong outcomes: every record carries
+    /// its checksum).
+    pub fn check_and_repair(&self) -> Result<Opened, StoreError> {
+        let snapshot = match &*self.db.read().expect("not poisoned") {
+            Db::Writable(db) => guarded(&self.path, || db.begin_read().map_err(|e| self.error(e)))?,
+            Db::ReadOnly(_) | Db::Lost { .. } => return Ok(Opened::Fine),
+        };
+        if guarded(&self.path, || check(snapshot, &self.path)).is_ok() {
+            return Ok(Opened::Fine);
+        }
+        let aside = {
+            let mut db = self.db.write().expect("not poisoned");
+            // The damaged file is closed before it is moved; if beginning anew fails, the
+            // store stays lost and is reopened after the back-off, as after an I/O error.
+            *db = Db::Lost { retry: std::time::Instant::now() + FIRST_BACKOFF, backoff: FIRST_BACKOFF };
+            let (fresh, aside) = begin_anew(&self.path)?;
+            *db = Db::Writable(fresh);
+            aside
+        };
+        self.record(&[])?;
+        self.create_queue()?;
+        let salvaged = self.salvage(&aside);
+        Ok(Opened::Rebuilt { aside, salvaged })
+    }
+
     /// Opens the store at `path` for reading only (a copy of another replica's store, say):
     /// lookups are served, writes are refused with [`StoreError::ReadOnly`].
     pub fn open_read_only(path: &Path) -> Result<ProofStore, StoreError> {
         let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
         let db = guarded(path, || ReadOnlyDatabase::open(path).map_err(|e| error(&e)))?;
-        guarded(path, || check(&db, path))?;
+        guarded(path, || check(db.begin_read().map_err(|e| error(&e))?, path))?;
         Ok(ProofStore { db: std::sync::RwLock::new(Db::ReadOnly(db)), path: path.to_path_buf(), cap: None })
     }
 
@@ -467,10 +501,9 @@ fn holder_of(path: &Path) -> Option<String> {
     None
 }
 
-/// Opens the table once and walks it, so that a damaged file fails here, not mid-service.
-fn check(db: &impl ReadableDatabase, path: &Path) -> Result<(), StoreError> {
+/// Walks the table in `read`, so that a damaged file fails here, not mid-service.
+fn check(read: redb::ReadTransaction, path: &Path) -> Result<(), StoreError> {
     let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
-    let read = db.begin_read().map_err(|e| error(&e))?;
     match read.open_table(FACTS) {
         Ok(table) => {
             for entry in table.iter().map_err(|e| error(&e))? {
@@ -481,6 +514,14 @@ fn check(db: &impl ReadableDatabase, path: &Path) -> Result<(), StoreError> {
         Err(redb::TableError::TableDoesNotExist(_)) => Ok(()),
         Err(e) => Err(error(&e)),
     }
+}
+
+/// Moves the damaged store at `path` aside and creates an empty one in its place; returns
+/// it and where the damaged file went.
+fn begin_anew(path: &Path) -> Result<(Database, PathBuf), StoreError> {
+    let aside = move_aside(path)?;
+    let db = create(path).map_err(|e| StoreError::Database(path.to_path_buf(), e.to_string()))?;
+    Ok((db, aside))
 }
 
 /// Moves a damaged store to the first free `PATH.damaged-N`, deleting the oldest copies

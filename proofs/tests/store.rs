@@ -226,6 +226,44 @@ fn damage_keeps_what_is_readable_and_a_bounded_number_of_copies() {
     assert!(salvaged_any, "nothing was ever carried over from a damaged store");
 }
 
+/// A store opened without its walk is checked later, in place: damage found then begins the
+/// store anew at the same path, with what was readable, and the same handle goes on working.
+#[test]
+fn a_store_opened_unchecked_is_repaired_in_place_by_its_later_walk() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proofs.redb");
+    let many: Vec<(u128, Outcome)> =
+        (1..=20_000u128).map(|k| (k * 7919, Outcome::Unknown { no_result_within: (k % 40) as u32 })).collect();
+    ProofStore::open(&path).unwrap().0.record(&many).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let mut repaired = 0;
+    for round in 0..5 {
+        let mut damaged = bytes.clone();
+        let at = damaged.len() * (round + 1) / 6 / 4096 * 4096;
+        for b in &mut damaged[at..at + 4096] {
+            *b ^= 0x5A;
+        }
+        std::fs::write(&path, &damaged).unwrap();
+        let Ok((store, Opened::Fine)) = ProofStore::open_unchecked(&path) else { continue };
+        match store.check_and_repair().unwrap() {
+            Opened::Fine => {}
+            Opened::Rebuilt { aside, .. } => {
+                repaired += 1;
+                assert!(aside.exists());
+                assert_eq!(store.verify().unwrap().1, 0, "round {round}: the new store holds damage");
+                store.record(&[(3, Outcome::Proven(Value::Win(7)))]).unwrap();
+                assert_eq!(store.get(3).unwrap(), Some(Outcome::Proven(Value::Win(7))));
+            }
+            Opened::ReadOnly => panic!("round {round}: a writable store became read-only"),
+        }
+        drop(store);
+        // The fresh file is a sound store.
+        assert_eq!(ProofStore::open(&path).unwrap().1, Opened::Fine, "round {round}");
+        std::fs::remove_file(&path).unwrap();
+    }
+    assert!(repaired > 0, "no round's damage was left to the walk");
+}
+
 #[test]
 fn a_proof_answers_for_the_symmetric_forms_of_its_position() {
     use shogi4_engine::Position;

@@ -91,38 +91,11 @@ fn run(config: Config) -> Result<(), String> {
     tracing::info!(tables = state.tables().tables.len(), dir = %config.tables.display(), "tables loaded");
     let state = match config.proof_store_path() {
         None => state,
-        Some(path) => match ProofStore::open(&path) {
+        Some(path) => match ProofStore::open_unchecked(&path) {
             Ok((mut store, opened)) => {
                 store.set_cap((config.proof_store_max_mb > 0).then_some(config.proof_store_max_mb << 20));
-                match opened {
-                    Opened::Rebuilt { aside, salvaged } => tracing::warn!(store = %path.display(),
-                        damaged = %aside.display(), salvaged, "proof store was damaged: moved aside, its readable records carried over"),
-                    Opened::ReadOnly => {
-                        tracing::warn!(store = %path.display(), "proof store not writable: served read-only")
-                    }
-                    Opened::Fine => {}
-                }
-                tracing::info!(store = %path.display(), records = store.len().unwrap_or(0), "proof store open");
-                // Proofs published beside the tables (`shogi4 proofs export`) are merged in,
-                // so that a fresh start begins with them; merging again changes nothing.
-                let published = config.tables.join(OPENING_PROOFS);
-                if published.exists() && !store.is_read_only() {
-                    match store.import(&published) {
-                        Ok(imported) => tracing::info!(file = %published.display(), records = imported.records,
-                            changed = imported.changed, "published proofs merged into the store"),
-                        Err(error) => tracing::warn!(%error, "published proofs not merged"),
-                    }
-                }
-                // So are the published certificates, each checked by the rules first.
-                if !store.is_read_only() {
-                    for file in certificate_files(&config.tables.join(CERTIFICATES)) {
-                        match store.import_certificate(&file) {
-                            Ok(imported) => tracing::info!(file = %file.display(), records = imported.records,
-                                changed = imported.changed, "certificate checked and merged into the store"),
-                            Err(error) => tracing::warn!(%error, "certificate not merged"),
-                        }
-                    }
-                }
+                log_opened(&path, &opened);
+                tracing::info!(store = %path.display(), "proof store open; checked in the background");
                 state.with_proof_store(store)
             }
             Err(error) => {
@@ -147,6 +120,13 @@ fn run(config: Config) -> Result<(), String> {
         if !config.no_solve {
             solve_missing_in_background(&config, Arc::clone(&state));
         }
+        if let (Some(store), Some(path)) = (state.search.store(), config.proof_store_path()) {
+            let published = config.tables.clone();
+            std::thread::Builder::new()
+                .name("proof-store-upkeep".into())
+                .spawn(move || check_and_merge(&store, &path, &published))
+                .map_err(|e| format!("cannot start the proof store's check: {e}"))?;
+        }
         for worker in 0..config.background_workers {
             let search = Arc::clone(&state.search);
             std::thread::Builder::new()
@@ -167,6 +147,46 @@ fn run(config: Config) -> Result<(), String> {
     search.finish_writing();
     tracing::info!("shut down");
     Ok(())
+}
+
+/// What opening (or walking) the proof store found, in the log.
+fn log_opened(path: &std::path::Path, opened: &Opened) {
+    match opened {
+        Opened::Rebuilt { aside, salvaged } => tracing::warn!(store = %path.display(),
+            damaged = %aside.display(), salvaged, "proof store was damaged: moved aside, its readable records carried over"),
+        Opened::ReadOnly => tracing::warn!(store = %path.display(), "proof store not writable: served read-only"),
+        Opened::Fine => {}
+    }
+}
+
+/// Runs while the server answers, since each step takes time in proportion to a file's size:
+/// walks the proof store (damage begins it anew, with what was readable), then merges the
+/// proofs and certificates published beside the tables, so that a fresh start begins with
+/// them (merging again changes nothing; each certificate is checked by the rules first).
+fn check_and_merge(store: &ProofStore, path: &std::path::Path, tables: &std::path::Path) {
+    match store.check_and_repair() {
+        Ok(checked) => log_opened(path, &checked),
+        Err(error) => tracing::warn!(%error, "proof store check failed"),
+    }
+    if store.is_read_only() {
+        return;
+    }
+    let published = tables.join(OPENING_PROOFS);
+    if published.exists() {
+        match store.import(&published) {
+            Ok(imported) => tracing::info!(file = %published.display(), records = imported.records,
+                changed = imported.changed, "published proofs merged into the store"),
+            Err(error) => tracing::warn!(%error, "published proofs not merged"),
+        }
+    }
+    for file in certificate_files(&tables.join(CERTIFICATES)) {
+        match store.import_certificate(&file) {
+            Ok(imported) => tracing::info!(file = %file.display(), records = imported.records,
+                changed = imported.changed, "certificate checked and merged into the store"),
+            Err(error) => tracing::warn!(%error, "certificate not merged"),
+        }
+    }
+    tracing::info!(records = store.len().unwrap_or(0), "proof store checked, published proofs merged");
 }
 
 /// How long shutdown waits, after the connections' grace period, for searches still running.

@@ -350,6 +350,11 @@ impl SearchService {
         }
     }
 
+    /// The proof store, if there is one.
+    pub fn store(&self) -> Option<Arc<ProofStore>> {
+        self.store.clone()
+    }
+
     /// Commits what searches have handed over and not yet written; for shutdown.
     pub fn finish_writing(&self) {
         if let Some(recorder) = &self.recorder {
