@@ -1,7 +1,8 @@
 //! Serving connections as a public server must: a cap on open connections, and a smaller one
 //! per client address (IPv6 by /64; trusted proxies exempt), so that one client cannot hold
 //! every slot (those beyond either cap are closed at once, the refusals logged once a second
-//! with their count); a bounded number of requests per keep-alive connection; a deadline for
+//! with their count; but when every slot is taken, an idle connection of the client holding
+//! the most is closed for a newcomer from a client that holds fewer); a bounded number of requests per keep-alive connection; a deadline for
 //! a request's headers that also closes idle keep-alive connections; and graceful shutdown
 //! with a deadline, so that no silent client holds a socket, a file descriptor or the
 //! shutdown for long.
@@ -86,12 +87,26 @@ pub async fn serve(
                 }
             },
         };
-        let Ok(permit) = Arc::clone(&open).try_acquire_owned() else {
-            refusals.note("too many open");
-            drop(stream);
-            continue;
-        };
         let client = client_group(peer.ip());
+        let permit = match Arc::clone(&open).try_acquire_owned() {
+            Ok(permit) => permit,
+            // Full: an idle connection of the client holding the most is closed for the
+            // newcomer, if that client holds more than the newcomer's does.
+            Err(_) => match shed_for(&per_client, client) {
+                true => match tokio::time::timeout(SHED_WAIT, Arc::clone(&open).acquire_owned()).await {
+                    Ok(Ok(permit)) => permit,
+                    _ => {
+                        refusals.note("too many open");
+                        continue;
+                    }
+                },
+                false => {
+                    refusals.note("too many open");
+                    drop(stream);
+                    continue;
+                }
+            },
+        };
         let exempt = limits.trusted.iter().any(|net| net.contains(&peer.ip()));
         let Some(held) = (!exempt).then(|| PerClient::enter(&per_client, client, limits.per_client)) else {
             // A trusted proxy: only the global cap applies.
@@ -131,13 +146,18 @@ fn serve_connection(
     let header_timeout = limits.header_timeout;
     let max_requests = limits.max_requests;
     let served = Arc::new(AtomicU32::new(0));
+    let handle = held.1.as_ref().map_or_else(|| Arc::new(Handle::default()), |held| Arc::clone(&held.handle));
     tokio::spawn(async move {
+        let busy = Arc::clone(&handle);
         let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
             request.extensions_mut().insert(ConnectInfo(peer));
             let last = served.fetch_add(1, Ordering::Relaxed) + 1 >= max_requests;
             let answer = router.clone().oneshot(request);
+            let busy = Busy::enter(&busy);
             async move {
-                let mut response = answer.await?;
+                let response = answer.await;
+                drop(busy);
+                let mut response = response?;
                 if last {
                     // hyper closes the connection after an answer that says so.
                     response
@@ -157,39 +177,92 @@ fn serve_connection(
                 connection.as_mut().graceful_shutdown();
                 let _ = connection.as_mut().await;
             }
+            () = handle.shed.notified() => {
+                // Idle when chosen: closed at once (an answer begun since is finished first).
+                connection.as_mut().graceful_shutdown();
+                let _ = connection.as_mut().await;
+            }
         }
         drop(held);
     });
 }
 
 /// Open connections by client; an entry lives while its client holds one.
-type Holders = Arc<Mutex<HashMap<IpAddr, usize>>>;
+type Holders = Arc<Mutex<HashMap<IpAddr, Vec<Arc<Handle>>>>>;
+
+/// What the accept loop knows of an open connection: whether it is answering a request, and
+/// the signal that closes it.
+#[derive(Default)]
+struct Handle {
+    /// Requests being answered (HTTP/1.1: one at a time, but counted to be safe).
+    busy: AtomicU32,
+    shed: tokio::sync::Notify,
+}
+
+/// A request being answered on a connection.
+struct Busy(Arc<Handle>);
+
+impl Busy {
+    fn enter(handle: &Arc<Handle>) -> Busy {
+        handle.busy.fetch_add(1, Ordering::Relaxed);
+        Busy(Arc::clone(handle))
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.0.busy.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// How long a newcomer waits for the slot of a connection closed for it.
+const SHED_WAIT: Duration = Duration::from_millis(200);
+
+/// With every slot taken: signals an idle connection of the client that holds the most to
+/// close, if that client holds more than `newcomer`'s does. Whether one was signalled.
+fn shed_for(holders: &Holders, newcomer: IpAddr) -> bool {
+    let open = holders.lock().expect("not poisoned");
+    let own = open.get(&newcomer).map_or(0, Vec::len);
+    let Some((_, heaviest)) = open.iter().max_by_key(|(_, handles)| handles.len()) else { return false };
+    if heaviest.len() <= own + 1 {
+        return false;
+    }
+    match heaviest.iter().find(|handle| handle.busy.load(Ordering::Relaxed) == 0) {
+        Some(idle) => {
+            idle.shed.notify_one();
+            true
+        }
+        None => false,
+    }
+}
 
 /// One connection counted to its client, uncounted when dropped.
 struct PerClient {
     holders: Holders,
     client: IpAddr,
+    handle: Arc<Handle>,
 }
 
 impl PerClient {
     /// Counts a connection to `client`, unless it holds `cap` already.
     fn enter(holders: &Holders, client: IpAddr, cap: usize) -> Option<PerClient> {
         let mut open = holders.lock().expect("not poisoned");
-        let count = open.entry(client).or_insert(0);
-        if *count >= cap {
+        let handles = open.entry(client).or_default();
+        if handles.len() >= cap {
             return None;
         }
-        *count += 1;
-        Some(PerClient { holders: Arc::clone(holders), client })
+        let handle = Arc::new(Handle::default());
+        handles.push(Arc::clone(&handle));
+        Some(PerClient { holders: Arc::clone(holders), client, handle })
     }
 }
 
 impl Drop for PerClient {
     fn drop(&mut self) {
         let mut open = self.holders.lock().expect("not poisoned");
-        if let Some(count) = open.get_mut(&self.client) {
-            *count -= 1;
-            if *count == 0 {
+        if let Some(handles) = open.get_mut(&self.client) {
+            handles.retain(|handle| !Arc::ptr_eq(handle, &self.handle));
+            if handles.is_empty() {
                 open.remove(&self.client);
             }
         }

@@ -469,6 +469,36 @@ fn one_client_cannot_hold_every_connection() {
     assert!(waited < std::time::Duration::from_secs(2), "the connection stayed open {waited:?}");
 }
 
+/// When one client holds every slot (its own cap allowing it), a newcomer from elsewhere is
+/// not refused: an idle connection of the heaviest client is closed for it. The heaviest
+/// client's own next connection is still refused.
+#[test]
+fn a_full_server_sheds_the_heaviest_clients_idle_connection_for_a_newcomer() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let flags = ["--rate-limit", "0", "--max-connections", "6", "--max-connections-per-client", "6"];
+    let server = Server::start_with(scratch.path(), &flags);
+    let mut held = Vec::new();
+    for _ in 0..6 {
+        let mut stream = connect_from("127.0.0.1", &server.address);
+        write!(stream, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut reply = [0u8; 12];
+        stream.read_exact(&mut reply).unwrap();
+        held.push(stream);
+    }
+    let mut newcomer = connect_from("127.0.0.2", &server.address);
+    write!(newcomer, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+    let mut reply = [0u8; 12];
+    newcomer.read_exact(&mut reply).expect("the newcomer was refused");
+    assert_eq!(&reply, b"HTTP/1.1 200");
+    // Full again (five and the newcomer's, kept open): the heaviest client gets no slot by
+    // shedding its own.
+    let mut own = connect_from("127.0.0.1", &server.address);
+    let _ = write!(own, "GET /health HTTP/1.1\r\nHost: x\r\n\r\n");
+    let waited = time_until_closed(&mut own, std::time::Duration::from_secs(5));
+    assert!(waited < std::time::Duration::from_millis(400), "the surplus connection waited {waited:?}");
+}
+
 /// A FIFO named like a table neither blocks start-up nor a reload: it is refused as not a
 /// regular file, and the rest is served.
 #[test]
