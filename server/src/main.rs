@@ -48,16 +48,20 @@ fn init_logging(format: LogFormat) {
     // A panic (caught: a handler's becomes a 500, the proof store's a refused operation) is
     // logged as one event in the chosen format, with where it happened, not printed as plain
     // text that would break a JSON log.
-    std::panic::set_hook(Box::new(|info| {
-        let location = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
-        let message = info
-            .payload()
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| info.payload().downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        tracing::error!(%location, %message, "panic");
-    }));
+    std::panic::set_hook(Box::new(log_panic));
+}
+
+/// Logs a panic as one tracing event: where, and its message.
+fn log_panic(info: &std::panic::PanicHookInfo) {
+    let location = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
+    let message = info
+        .payload()
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| info.payload().downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    // Not `%message`: that field would replace the event's own message.
+    tracing::error!(%location, panic = %message, "a panic, caught");
 }
 
 /// The file of published proofs the server merges into its store at start-up, in the tables
@@ -310,4 +314,48 @@ fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, String> {
         let _ = tokio::signal::ctrl_c().await;
         tracing::info!("shutdown signal received; finishing requests in flight");
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    /// Log lines written into memory.
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// A caught panic under `--log-format json` is one JSON line, with its message and place,
+    /// and nothing else is written (the default hook's plain text would break the log).
+    #[test]
+    fn a_caught_panic_is_one_json_log_line() {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt().json().with_writer(move || writer.clone()).finish();
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(super::log_panic));
+        let caught = tracing::subscriber::with_default(subscriber, || {
+            std::panic::catch_unwind(|| panic!("the store met a damaged page {}", 7))
+        });
+        std::panic::set_hook(previous);
+        assert!(caught.is_err());
+        let text = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 1, "{text}");
+        let event: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+        assert_eq!(event["level"], "ERROR", "{event}");
+        assert_eq!(event["fields"]["message"], "a panic, caught", "{event}");
+        assert_eq!(event["fields"]["panic"], "the store met a damaged page 7", "{event}");
+        assert!(event["fields"]["location"].as_str().unwrap().contains("main.rs"), "{event}");
+    }
 }
