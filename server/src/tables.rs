@@ -66,7 +66,9 @@ pub struct ServedTable {
     /// `tablebase_probes_total{material}`.
     pub probes: metrics::Counter,
     /// SHA-256 of the verified bytes, hex: what a mirror checks its download against.
-    pub sha256: String,
+    /// Computed on first need ([`ServedTable::sha256`]), not at load: only mirrors need it,
+    /// and it is a whole pass over the file.
+    sha256: std::sync::OnceLock<String>,
     /// The file it was copied from, as it was then: a reload copies only what changed.
     source: FileIdentity,
 }
@@ -264,19 +266,25 @@ fn prepare(
     // Weak: the same answer is sent as identity, gzip or brotli bytes; and derived from the
     // data alone, so it changes exactly when the table does.
     let etag = HeaderValue::from_str(&format!("W/\"{:016x}\"", h.checksum)).expect("ASCII");
-    // Over the bytes that are served, which are the bytes verified: a download can never
-    // carry a file that changed on disk since (a private copy), and a mapped file that changes
-    // is caught by the guard before its bytes leave.
-    let sha256 = hex(&sha2::Sha256::digest(table.file_bytes()));
     Ok(ServedTable {
         holding,
-        sha256,
+        sha256: std::sync::OnceLock::new(),
         info: TableInfo::new(&table),
         etag,
         probes: crate::metrics::probe_counter(&material.to_string()),
         table,
         source: identity,
     })
+}
+
+impl ServedTable {
+    /// SHA-256 of the served bytes, hex; the first call hashes the whole file (run it off the
+    /// async workers). Over the bytes that are served, which are the bytes verified: a
+    /// download can never carry a file that changed on disk since (a private copy), and a
+    /// mapped file that changes is caught by the guard before its bytes leave.
+    pub fn sha256(&self) -> &str {
+        self.sha256.get_or_init(|| hex(&sha2::Sha256::digest(self.table.file_bytes())))
+    }
 }
 
 /// Lowercase hex, as `sha256sum` prints it.

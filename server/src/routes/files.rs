@@ -30,14 +30,14 @@ const MANIFEST: &str = "manifest.json";
         (status = 429, description = "`/problems/rate-limited`.", body = shogi4_api::Problem, content_type = "application/problem+json")))]
 pub async fn list(State(state): State<Arc<AppState>>, Client(client): Client) -> Result<Json<FilesResponse>, ApiError> {
     state.rate.charge(client, cost::TABLE_PROBE)?;
-    let set = state.tables();
+    let set = hashed(state.tables()).await?;
     let mut files: Vec<FileEntry> = set
         .tables
         .iter()
         .map(|(material, table)| FileEntry {
             name: file_name(*material),
             bytes: table.file_size(),
-            sha256: table.sha256.clone(),
+            sha256: table.sha256().to_string(),
             material: Some(material.to_string()),
         })
         .collect();
@@ -78,6 +78,7 @@ pub async fn download(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let set = state.tables();
+    let set = if [SHA256SUMS, MANIFEST].contains(&name.as_str()) { hashed(set).await? } else { set };
     let made = match name.as_str() {
         SHA256SUMS => Some((sha256sums(&set), "text/plain; charset=utf-8")),
         MANIFEST => Some((manifest(&set), "application/json")),
@@ -100,15 +101,30 @@ pub async fn download(
         .find(|(&material, _)| file_name(material) == name)
         .map(|(_, table)| Arc::clone(table))
         .ok_or_else(|| ApiError::NoFile(name.chars().take(64).collect()))?;
-    let sha256 = table.sha256.clone();
+    let hashing = Arc::clone(&table);
+    let sha256 = tokio::task::spawn_blocking(move || hashing.sha256().to_string())
+        .await
+        .map_err(|e| ApiError::Internal(format!("hashing failed: {e}")))?;
     downloads::respond(&state.downloads, client, &headers, Source::Table(table), &sha256, "application/octet-stream")
+}
+
+/// The set, each table's SHA-256 computed (off the async workers; once per loaded table).
+async fn hashed(set: Arc<TableSet>) -> Result<Arc<TableSet>, ApiError> {
+    tokio::task::spawn_blocking(move || {
+        set.tables.values().for_each(|table| {
+            table.sha256();
+        });
+        set
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("hashing failed: {e}")))
 }
 
 /// `SHA256SUMS` of the served tables, in `sha256sum`'s own format.
 fn sha256sums(set: &TableSet) -> Vec<u8> {
     set.tables
         .iter()
-        .map(|(material, table)| format!("{}  {}\n", table.sha256, file_name(*material)))
+        .map(|(material, table)| format!("{}  {}\n", table.sha256(), file_name(*material)))
         .collect::<String>()
         .into_bytes()
 }
@@ -121,7 +137,7 @@ fn manifest(set: &TableSet) -> Vec<u8> {
         .map(|(material, table)| ManifestEntry {
             info: table.info.clone(),
             file: file_name(*material),
-            sha256: table.sha256.clone(),
+            sha256: table.sha256().to_string(),
         })
         .collect();
     serde_json::to_vec(&Manifest { tables }).expect("serialisable")
