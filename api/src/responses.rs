@@ -38,6 +38,12 @@ pub enum Source {
     /// imported file) had proven the position's value before this request; the moves were
     /// searched again for this answer.
     Store,
+    /// A published proof certificate covers the position (`certificate` names its file in
+    /// the server's `tables/certificates/`; it was checked by the rules alone when the server
+    /// started, and `shogi4 verify-proof FILE` checks it again anywhere): its value is proven,
+    /// its bounds may be narrowed by what searches found; the moves were searched for this
+    /// answer.
+    Certificate,
 }
 
 /// What a search did for an answer.
@@ -200,6 +206,9 @@ pub struct ProbeResponse {
     pub no_result_within: Option<u32>,
     /// Where the answer came from.
     pub source: Source,
+    /// For `source: certificate`: the certificate's file name (`d1d2.s4cert`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<String>,
     /// For `source: search`: the work it took.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchStats>,
@@ -261,6 +270,9 @@ pub struct MainlineResponse {
     pub no_result_within: Option<u32>,
     /// Where the answer came from.
     pub source: Source,
+    /// For `source: certificate`: the certificate's file name (`d1d2.s4cert`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<String>,
     /// Who captures the royal at the end of the line; null for draws and unknown results.
     pub winner: Option<Side>,
     /// The moves, each side playing its best (for a bounded result: the winner keeping a
@@ -468,9 +480,17 @@ impl ProbeResponse {
             dtw_at_most: stated.bounds.map(|b| b.1),
             no_result_within: stated.no_result_within,
             source,
+            certificate: None,
             search,
             moves,
         }
+    }
+
+    /// The same answer, its value proven by the certificate in the file `name`.
+    pub fn certified_by(mut self, name: &str) -> ProbeResponse {
+        self.source = Source::Certificate;
+        self.certificate = Some(name.to_string());
+        self
     }
 
     /// The answer of `GET /probe` for `position`, whose table gave `result`.
@@ -505,6 +525,7 @@ impl MainlineResponse {
             dtw_at_most: stated.bounds.map(|b| b.1),
             no_result_within: stated.no_result_within,
             source,
+            certificate: None,
             winner,
             mainline: steps
                 .iter()
@@ -527,6 +548,13 @@ impl MainlineResponse {
     /// the line that shows it (empty when it proved nothing); `source` as for a probe.
     pub fn searched(position: &Position, line: &Line, source: Source) -> MainlineResponse {
         MainlineResponse::build(position, line.outcome.into(), source, &line.steps)
+    }
+
+    /// The same answer, its value proven by the certificate in the file `name`.
+    pub fn certified_by(mut self, name: &str) -> MainlineResponse {
+        self.source = Source::Certificate;
+        self.certificate = Some(name.to_string());
+        self
     }
 }
 

@@ -89,14 +89,21 @@ impl ProofStore {
         let bytes = std::fs::read(path).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
         let proven = shogi4_certificate::proven_positions(&bytes)
             .map_err(|e| StoreError::Export(path.to_path_buf(), format!("certificate refused: {e}")))?;
-        let facts: Vec<(u128, Outcome)> = proven
-            .iter()
-            .map(|p| {
-                let at_least = if p.wins { 1 } else { 2.min(p.within) };
-                (p.position.key(), Outcome::won(p.wins, at_least, p.within))
-            })
-            .collect();
+        self.import_proven(&proven)
+    }
+
+    /// Merges the positions a checked certificate proves
+    /// ([`shogi4_certificate::proven_positions`]), as [`ProofStore::import_certificate`] does.
+    pub fn import_proven(&self, proven: &[shogi4_certificate::Proven]) -> Result<Imported, StoreError> {
+        let facts: Vec<(u128, Outcome)> = proven.iter().map(|p| (p.position.key(), certified_outcome(p))).collect();
         let changed = facts.chunks(10_000).map(|chunk| self.record(chunk).map(|n| n as u64)).sum::<Result<u64, _>>()?;
         Ok(Imported { records: facts.len() as u64, changed })
     }
+}
+
+/// What a certificate proves of one position, as an outcome: a win or a loss within its bound
+/// (at least 1 ply for a win, 2 for a loss with a move to make).
+pub fn certified_outcome(proven: &shogi4_certificate::Proven) -> Outcome {
+    let at_least = if proven.wins { 1 } else { 2.min(proven.within) };
+    Outcome::won(proven.wins, at_least, proven.within)
 }

@@ -6,6 +6,7 @@
 //! [`CorsPolicy`]; `main.rs` reads the configuration, listens at once, and solves missing
 //! tables in the background. Only this crate knows HTTP (the JSON types are `shogi4-api`'s).
 
+pub mod certificates;
 pub mod config;
 pub mod downloads;
 pub mod error;

@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use clap::Parser;
 use shogi4_engine::Material;
 use shogi4_proofs::{Opened, ProofStore};
+use shogi4_server::certificates::{Certified, CERTIFICATES};
 use shogi4_server::config::{Config, LogFormat};
+use shogi4_server::search::SearchService;
 use shogi4_server::serve::serve;
 use shogi4_server::{app, openapi, AppState};
 use shogi4_tablebase::{Progress, SolveEvent, SolveMode, TableDir, TableStatus};
@@ -68,23 +70,6 @@ fn log_panic(info: &std::panic::PanicHookInfo) {
 /// directory.
 const OPENING_PROOFS: &str = "opening.proofs";
 
-/// The folder of published proof certificates (`.s4cert`) the server merges into its store at
-/// start-up, in the tables directory.
-const CERTIFICATES: &str = "certificates";
-
-/// The certificate files in `dir`, by name (none if it is missing).
-fn certificate_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|e| e == "s4cert") && path.is_file())
-        .collect();
-    files.sort();
-    files
-}
-
 fn run(config: Config) -> Result<(), String> {
     let cors_policy = config.cors_policy()?;
     let limits = config.limits()?;
@@ -124,13 +109,12 @@ fn run(config: Config) -> Result<(), String> {
         if !config.no_solve {
             solve_missing_in_background(&config, Arc::clone(&state));
         }
-        if let (Some(store), Some(path)) = (state.search.store(), config.proof_store_path()) {
-            let published = config.tables.clone();
-            std::thread::Builder::new()
-                .name("proof-store-upkeep".into())
-                .spawn(move || check_and_merge(&store, &path, &published))
-                .map_err(|e| format!("cannot start the proof store's check: {e}"))?;
-        }
+        let (search, store_path, tables) =
+            (Arc::clone(&state.search), config.proof_store_path(), config.tables.clone());
+        std::thread::Builder::new()
+            .name("proof-store-upkeep".into())
+            .spawn(move || check_and_merge(&search, store_path.as_deref(), &tables))
+            .map_err(|e| format!("cannot start the proof store's check: {e}"))?;
         for worker in 0..config.background_workers {
             let search = Arc::clone(&state.search);
             std::thread::Builder::new()
@@ -164,33 +148,41 @@ fn log_opened(path: &std::path::Path, opened: &Opened) {
 }
 
 /// Runs while the server answers, since each step takes time in proportion to a file's size:
-/// walks the proof store (damage begins it anew, with what was readable), then merges the
-/// proofs and certificates published beside the tables, so that a fresh start begins with
-/// them (merging again changes nothing; each certificate is checked by the rules first).
-fn check_and_merge(store: &ProofStore, path: &std::path::Path, tables: &std::path::Path) {
-    match store.check_and_repair() {
-        Ok(checked) => log_opened(path, &checked),
-        Err(error) => tracing::warn!(%error, "proof store check failed"),
-    }
-    if store.is_read_only() {
-        return;
+/// walks the proof store (damage begins it anew, with what was readable), merges the proofs
+/// published beside the tables, then checks the published certificates by the rules and
+/// serves what they prove (merged into the store too, if there is one). Merging again changes
+/// nothing.
+fn check_and_merge(search: &SearchService, store_path: Option<&std::path::Path>, tables: &std::path::Path) {
+    let store = search.store().filter(|_| store_path.is_some());
+    let writable = store.as_ref().filter(|store| !store.is_read_only());
+    if let (Some(store), Some(path)) = (&store, store_path) {
+        match store.check_and_repair() {
+            Ok(checked) => log_opened(path, &checked),
+            Err(error) => tracing::warn!(%error, "proof store check failed"),
+        }
     }
     let published = tables.join(OPENING_PROOFS);
-    if published.exists() {
+    if let Some(store) = writable.filter(|_| published.exists()) {
         match store.import(&published) {
             Ok(imported) => tracing::info!(file = %published.display(), records = imported.records,
                 changed = imported.changed, "published proofs merged into the store"),
             Err(error) => tracing::warn!(%error, "published proofs not merged"),
         }
     }
-    for file in certificate_files(&tables.join(CERTIFICATES)) {
-        match store.import_certificate(&file) {
-            Ok(imported) => tracing::info!(file = %file.display(), records = imported.records,
+    let (certified, refused) = Certified::load(&tables.join(CERTIFICATES), |file, proven| {
+        let merged = writable.map(|store| store.import_proven(proven));
+        match merged {
+            Some(Err(error)) => tracing::warn!(file = %file.display(), %error, "certificate not merged into the store"),
+            Some(Ok(imported)) => tracing::info!(file = %file.display(), records = imported.records,
                 changed = imported.changed, "certificate checked and merged into the store"),
-            Err(error) => tracing::warn!(%error, "certificate not merged"),
+            None => tracing::info!(file = %file.display(), records = proven.len(), "certificate checked"),
         }
+    });
+    for (file, error) in refused {
+        tracing::warn!(file = %file.display(), %error, "certificate not served");
     }
-    tracing::info!(records = store.len().unwrap_or(0), "proof store checked, published proofs merged");
+    tracing::info!(positions = certified.len(), "certificates served; published proofs merged");
+    search.set_certified(certified);
 }
 
 /// How long shutdown waits, after the connections' grace period, for searches still running.

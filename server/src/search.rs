@@ -21,6 +21,7 @@ use shogi4_proofs::ProofStore;
 use shogi4_search::{Analysis, Cancel, Limits, Outcome, Search, MAX_DEPTH};
 use tokio::sync::Semaphore;
 
+use crate::certificates::Certified;
 use crate::error::ApiError;
 use crate::recorder::Recorder;
 
@@ -105,6 +106,8 @@ pub struct SearchService {
     store: Option<Arc<ProofStore>>,
     /// Writes what searches establish into the store, if it takes writes.
     recorder: Option<Recorder>,
+    /// The published certificates' positions (empty until they are checked, after start-up).
+    certified: std::sync::RwLock<Arc<Certified>>,
     /// Request searches running or waiting for a worker: the background searches start
     /// none while there are any.
     in_flight: AtomicUsize,
@@ -143,6 +146,7 @@ impl SearchService {
             store.as_ref().filter(|store| !store.is_read_only()).map(|store| Recorder::start(Arc::clone(store)));
         SearchService {
             recorder,
+            certified: std::sync::RwLock::default(),
             permits: Arc::new(Semaphore::new(settings.workers)),
             idle: Mutex::new(Vec::new()),
             cache: Mutex::new(cache),
@@ -183,11 +187,22 @@ impl SearchService {
         let answer = self
             .run(deadline, move |search| {
                 let limits = service.settings.limits(share, deadline);
-                let before = service.recall(search, &position);
-                let analysis = search.analyse(&position, &limits);
+                let certified = service.certified();
+                let before = service.recall(search, &position, &certified);
+                let mut analysis = search.analyse(&position, &limits);
+                // The search was handed the certificate's value, but its table may have let
+                // it go: the answer says at least what the certificate proves.
+                let covered = certified.find(&position);
+                if let Some((_, proven)) = covered {
+                    analysis.outcome = analysis.outcome.merge(proven);
+                }
                 service.keep(facts_of(&position, &analysis));
                 service.queue_unfinished(&position, &analysis, client);
-                ProbeResponse::searched(&position, &analysis, source_after(before))
+                let answer = ProbeResponse::searched(&position, &analysis, source_after(before));
+                match covered {
+                    Some((file, _)) => answer.certified_by(file),
+                    None => answer,
+                }
             })
             .await?;
         // Only exact answers are final; a bounded or unknown one may be improved by a later
@@ -204,20 +219,32 @@ impl SearchService {
         let service = Arc::clone(self);
         self.run(deadline, move |search| {
             let limits = service.settings.limits(1, deadline);
-            let before = service.recall(search, &position);
+            let certified = service.certified();
+            let before = service.recall(search, &position, &certified);
             let line = search.mainline(&position, &limits);
             service.keep(vec![(position.key(), line.outcome)]);
-            MainlineResponse::searched(&position, &line, source_after(before))
+            let answer = MainlineResponse::searched(&position, &line, source_after(before));
+            // Named only with the line it proves: a winner is never stated without its line.
+            match certified.find(&position) {
+                Some((file, _)) if line.outcome.proven_win().is_some() => answer.certified_by(file),
+                _ => answer,
+            }
         })
         .await
     }
 
-    /// Hands the searcher what the store knows of the position and its children.
+    /// Hands the searcher what the certificates and the store know of the position and its
+    /// children.
     /// Returns what the store knew of the position itself.
-    fn recall(&self, search: &mut Search, position: &Position) -> Option<Outcome> {
-        let store = self.store.as_ref()?;
+    fn recall(&self, search: &mut Search, position: &Position, certified: &Certified) -> Option<Outcome> {
         let mut positions = vec![*position];
         positions.extend(position.successors().map(|(_, child)| child));
+        for position in positions.iter().filter(|_| !certified.is_empty()) {
+            if let Some((_, outcome)) = certified.find(position) {
+                search.remember(position.key(), outcome);
+            }
+        }
+        let store = self.store.as_ref()?;
         match store.recall(&positions) {
             Ok(known) => {
                 self.store_health.fine();
@@ -335,7 +362,7 @@ impl SearchService {
             let level = entry.level.min(MAX_LEVEL);
             let limits =
                 Limits { max_depth: MAX_DEPTH, max_nodes: u64::MAX, time: Some(background.time * (1u32 << level)) };
-            let before = self.recall(&mut search, &position);
+            let before = self.recall(&mut search, &position, &self.certified());
             let analysis = search.analyse(&position, &limits);
             self.keep(facts_of(&position, &analysis));
             metrics::counter!("background_searches_total").increment(1);
@@ -348,6 +375,15 @@ impl SearchService {
                 publish_queue_length(store);
             }
         }
+    }
+
+    /// Takes the published certificates' positions as known from now on.
+    pub fn set_certified(&self, certified: Certified) {
+        *self.certified.write().expect("not poisoned") = Arc::new(certified);
+    }
+
+    fn certified(&self) -> Arc<Certified> {
+        Arc::clone(&self.certified.read().expect("not poisoned"))
     }
 
     /// The proof store, if there is one.

@@ -499,6 +499,53 @@ fn a_full_server_sheds_the_heaviest_clients_idle_connection_for_a_newcomer() {
     assert!(waited < std::time::Duration::from_millis(400), "the surplus connection waited {waited:?}");
 }
 
+/// A published certificate is checked at start-up and then answers for the positions it
+/// proves, with or without a proof store: the position after 1. a2a3 is a proven loss for the
+/// first player, `source` names the certificate, and its bound is the certificate's. A
+/// corrupted certificate beside it is refused and serves nothing.
+#[test]
+fn a_certificate_answers_for_its_positions_and_names_itself() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let certificates = scratch.path().join("certificates");
+    std::fs::create_dir(&certificates).unwrap();
+    let published = concat!(env!("CARGO_MANIFEST_DIR"), "/../tables/certificates/a2a3.s4cert");
+    let bytes = std::fs::read(published).unwrap();
+    std::fs::write(certificates.join("a2a3.s4cert"), &bytes).unwrap();
+    // The same tree with its last entry's bound raised: the checker refuses it.
+    let mut corrupted = bytes.clone();
+    let last = corrupted.len() - 1;
+    corrupted[last] ^= 0x40;
+    assert!(shogi4_certificate::verify(&corrupted).is_err());
+    std::fs::write(certificates.join("bad.s4cert"), &corrupted).unwrap();
+    let server = Server::start_with(scratch.path(), &["--rate-limit", "0", "--search-ms", "50"]);
+    let start = shogi4_engine::Position::start();
+    let mv = start.legal_moves().iter().copied().find(|mv| mv.to_string() == "a2a3").unwrap();
+    let after = start.play_unchecked(mv);
+    // The certificates are checked in the background once the server listens.
+    let started = std::time::Instant::now();
+    let answer = loop {
+        let (status, answer) = server.get(&format!("/probe?pos={}", url(&after.to_sfen())));
+        assert_eq!(status, 200, "{answer}");
+        if answer["source"] == "certificate" {
+            break answer;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "never answered from the certificate: {answer}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(answer["certificate"], "a2a3.s4cert", "{answer}");
+    assert_eq!(answer["category"], "win", "the second player to move wins: {answer}");
+    let at_most = answer["dtw"].as_u64().or(answer["dtw_at_most"].as_u64()).unwrap();
+    assert!(at_most <= 21, "the certificate proves a win within 21: {answer}");
+    // The start position itself is not covered: it is not named.
+    let (_, start_answer) = server.get(&format!("/probe?pos={}", url(&start.to_sfen())));
+    assert_ne!(start_answer["source"], "certificate", "{start_answer}");
+    assert!(start_answer.get("certificate").is_none(), "{start_answer}");
+}
+
 /// A FIFO named like a table neither blocks start-up nor a reload: it is refused as not a
 /// regular file, and the rest is served.
 #[test]

@@ -372,7 +372,9 @@ function renderVerdict(result) {
     detail = `From the ${result.material} table (exact).`;
   } else {
     const stats = result.search ? ` (${result.search.nodes.toLocaleString('en')} nodes, ${result.search.millis} ms)` : '';
-    const proven = result.source === 'store' ? `Proven by an earlier search, kept in the proof store; moves searched now${stats}` : `Proven by search${stats}`;
+    const proven = result.source === 'certificate'
+      ? `Proven by the published certificate ${result.certificate} (checked by the rules alone; \`shogi4 verify-proof\` checks it anywhere); moves searched now${stats}`
+      : result.source === 'store' ? `Proven by an earlier search, kept in the proof store; moves searched now${stats}` : `Proven by search${stats}`;
     detail = result.category === 'unknown'
       ? `Proof search${stats}: neither side can force a Royal capture within ${plies(result.no_result_within)}; `
         + `beyond that, the full game ${result.material} is not solved.`

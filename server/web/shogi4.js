@@ -58,7 +58,7 @@ export class Shogi4Client {
 
   /**
    * The value of a position and of each of its moves, best first:
-   * `{sfen, fen, material, side_to_move, category, dtw, no_result_within?, source, search?, moves}`.
+   * `{sfen, fen, material, side_to_move, category, dtw, no_result_within?, source, certificate?, search?, moves}`.
    */
   probe(position, { signal } = {}) {
     return this.#get('/probe', position, signal);

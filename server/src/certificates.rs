@@ -1,0 +1,93 @@
+//! The published proof certificates (`tables/certificates/*.s4cert`), checked by the rules
+//! alone and indexed by position: an answer about a position one of them covers names it as
+//! its source, and the searches take its value as known, with or without a proof store.
+
+use std::path::{Path, PathBuf};
+
+use shogi4_certificate::Proven;
+use shogi4_engine::Position;
+use shogi4_proofs::certified_outcome;
+use shogi4_search::Outcome;
+
+/// The folder of certificates in the tables directory.
+pub const CERTIFICATES: &str = "certificates";
+
+/// Every position the certificates prove, sorted by key for a binary search: about 20 bytes
+/// a position (the published ones prove a few hundred thousand).
+#[derive(Default)]
+pub struct Certified {
+    /// File names, as `certificate` in answers gives them.
+    files: Vec<String>,
+    keys: Vec<u128>,
+    /// Per key: the file's number (16 bits), whether the side to move wins (1), the bound (15).
+    entries: Vec<u32>,
+}
+
+impl Certified {
+    /// The certificates in `dir`, each checked first, with `each` called on every accepted
+    /// file's proven positions; the files refused, with why.
+    pub fn load(dir: &Path, mut each: impl FnMut(&Path, &[Proven])) -> (Certified, Vec<(PathBuf, String)>) {
+        let mut refused = Vec::new();
+        let mut files = Vec::new();
+        let mut all: Vec<(u128, u32)> = Vec::new();
+        for path in certificate_files(dir) {
+            let proven = std::fs::read(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|bytes| shogi4_certificate::proven_positions(&bytes).map_err(|e| e.to_string()));
+            let (Ok(proven), Ok(file)) = (proven, u16::try_from(files.len())) else {
+                refused.push((path, "refused by the checker, unreadable, or one file too many".to_string()));
+                continue;
+            };
+            each(&path, &proven);
+            files.push(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+            all.extend(proven.iter().filter(|p| p.within < 1 << 15).map(|p| (p.position.key(), pack(file, p))));
+        }
+        // One entry a position: the smallest bound of any certificate that proves it (all of
+        // them agree on the value, since each is a proof).
+        all.sort_unstable_by_key(|&(key, entry)| (key, entry & 0x7FFF));
+        all.dedup_by_key(|&mut (key, _)| key);
+        let (keys, entries) = all.into_iter().unzip();
+        (Certified { files, keys, entries }, refused)
+    }
+
+    /// Positions covered.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether no certificate covers any position.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The certificate covering `position` under any of its four symmetric forms (the colour
+    /// flip and the mirror keep the value for the side to move), and what it proves.
+    pub fn find(&self, position: &Position) -> Option<(&str, Outcome)> {
+        let flipped = position.flipped();
+        [position.key(), position.mirrored().key(), flipped.key(), flipped.mirrored().key()].into_iter().find_map(
+            |key| {
+                let at = self.keys.binary_search(&key).ok()?;
+                let entry = self.entries[at];
+                let proven = Proven { position: *position, wins: entry & 0x8000 != 0, within: entry & 0x7FFF };
+                Some((self.files[(entry >> 16) as usize].as_str(), certified_outcome(&proven)))
+            },
+        )
+    }
+}
+
+fn pack(file: u16, proven: &Proven) -> u32 {
+    (u32::from(file) << 16) | (u32::from(proven.wins) << 15) | proven.within
+}
+
+/// The `.s4cert` files of `dir`, in name order; none if it is missing.
+pub fn certificate_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|e| e == "s4cert") && path.is_file())
+        .collect();
+    files.sort();
+    files
+}
