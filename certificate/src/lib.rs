@@ -98,18 +98,28 @@ impl Certificate {
 
     /// The same proof without the entries that no line from the root reaches.
     pub fn reachable_only(mut self) -> Certificate {
-        let mut kept = BTreeMap::new();
+        let kept: BTreeMap<u128, Entry> =
+            self.reachable().iter().filter_map(|p| Some((p.key(), *self.entries.get(&p.key())?))).collect();
+        self.entries = kept;
+        self
+    }
+
+    /// The winner's positions with an entry that some line from the root reaches, each once.
+    pub fn reachable(&self) -> Vec<Position> {
+        let mut seen = std::collections::HashSet::new();
+        let mut reached = Vec::new();
         let mut stack = self.winner_positions_below_root();
         while let Some(position) = stack.pop() {
-            let key = position.key();
-            let Some(entry) = self.entries.remove(&key) else { continue };
-            kept.insert(key, entry);
+            let Some(&entry) = self.entries.get(&position.key()) else { continue };
+            if !seen.insert(position.key()) {
+                continue;
+            }
+            reached.push(position);
             if let Some(loser) = after(&position, entry) {
                 stack.extend(loser.legal_moves().iter().map(|&mv| loser.play_unchecked(mv)));
             }
         }
-        self.entries = kept;
-        self
+        reached
     }
 
     /// The winner's positions the proof starts from: the root, or every position after the

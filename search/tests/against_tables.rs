@@ -439,7 +439,7 @@ fn certificates_of_closed_game_positions_verify_and_agree_with_the_table() {
                 let mut without = Certificate::new(*certificate.root(), verdict.root_wins);
                 let kept = bytes.len();
                 // A missing reply: the same proof with the grandchild's entry gone.
-                for winner in reachable(&certificate) {
+                for winner in certificate.reachable() {
                     if winner.key() != grandchild.key() {
                         without.insert(&winner, certificate.get(&winner).unwrap());
                     }
@@ -456,28 +456,4 @@ fn certificates_of_closed_game_positions_verify_and_agree_with_the_table() {
         assert_eq!(verify(&flipped), Err(CertificateError::NotACertificate));
     }
     assert!(certified > 100 && losses > 10 && deep > 20 && corrupted > 20, "{certified} {losses} {deep} {corrupted}");
-}
-
-/// The winner's positions of a certificate that a line from its root reaches.
-fn reachable(certificate: &shogi4_certificate::Certificate) -> Vec<Position> {
-    let root = *certificate.root();
-    let mut stack: Vec<Position> = match certificate.get(&root) {
-        Some(_) => vec![root],
-        None => root.legal_moves().iter().map(|&mv| root.play_unchecked(mv)).collect(),
-    };
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    while let Some(position) = stack.pop() {
-        if !seen.insert(position.key()) {
-            continue;
-        }
-        let Some(entry) = certificate.get(&position) else { continue };
-        out.push(position);
-        let mv = position.legal_moves()[usize::from(entry.move_index)];
-        if !position.captures_royal(mv) {
-            let loser = position.play_unchecked(mv);
-            stack.extend(loser.legal_moves().iter().map(|&reply| loser.play_unchecked(reply)));
-        }
-    }
-    out
 }
