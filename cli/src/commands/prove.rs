@@ -116,14 +116,22 @@ pub fn run(
             (mv.to_string(), describe(outcome))
         })
         .collect();
+    let root = tree.numbers[tree.root];
+    let store_bytes = std::fs::metadata(store_path).map_or(0, |m| m.len());
+    let peak_memory = peak_resident_bytes();
     if json {
         let replies: serde_json::Map<String, serde_json::Value> =
             replies.into_iter().map(|(mv, outcome)| (mv, outcome.into())).collect();
+        // Proof and disproof numbers of the start's two questions; null for infinite.
+        let finite = |n: u32| (n != INFINITE).then_some(n);
         println!(
             "{}",
             json!({ "start": start_value, "replies": replies, "searched": searched, "resumed": tree.resumed,
                     "expanded": expanded, "graph": tree.nodes.len(), "proven": proven, "nodes": nodes,
-                    "records": records, "ended": ended, "seconds": started.elapsed().as_secs_f64() })
+                    "records": records, "ended": ended, "seconds": started.elapsed().as_secs_f64(),
+                    "start_numbers": { "win": [finite(root.win.0), finite(root.win.1)],
+                                       "loss": [finite(root.loss.0), finite(root.loss.1)] },
+                    "store_bytes": store_bytes, "peak_memory_bytes": peak_memory })
         );
     } else {
         println!("start: {start_value}");
@@ -136,8 +144,26 @@ pub fn run(
             tree.resumed,
             tree.nodes.len()
         );
+        println!(
+            "start's numbers: win {}/{}, loss {}/{} (proof/disproof); store {store_bytes} bytes; peak memory {} MiB",
+            shown(root.win.0),
+            shown(root.win.1),
+            shown(root.loss.0),
+            shown(root.loss.1),
+            peak_memory >> 20
+        );
     }
     Ok(())
+}
+
+/// The process's peak resident memory (Linux; 0 where it cannot be read).
+fn peak_resident_bytes() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
+    kib.unwrap_or(0) * 1024
 }
 
 /// A proof or disproof number as the progress line shows it.
