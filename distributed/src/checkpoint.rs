@@ -14,20 +14,35 @@
 //! Every file starts with what it belongs to (game, table format, index fingerprint, worker
 //! count, worker) and ends with a checksum: another solve's or a damaged file is refused.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use shogi4_engine::{Material, MaterialIndex};
-use shogi4_tablebase::{index_fingerprint, VERSION};
-use xxhash_rust::xxh3::Xxh3;
+use shogi4_tablebase::{checkpoint_body, index_fingerprint, material_field, VERSION};
 
 use crate::share::Share;
 use crate::ClusterError;
 
 const MAGIC: &[u8; 8] = b"S4SHARE\x02";
-/// Magic, format, material, fingerprint, peers, worker, range start and end, level, wins in 1,
-/// overflow entries.
-const HEADER: usize = 8 + 4 + 16 + 8 + 4 + 4 + 8 + 8 + 4 + 8 + 8;
+
+/// Where each header field lies, little-endian; the body common to all checkpoints
+/// (`shogi4_tablebase::checkpoint_body`) follows.
+mod layout {
+    use std::ops::Range;
+    pub const MAGIC: Range<usize> = 0..8;
+    pub const FORMAT: Range<usize> = 8..12;
+    pub const MATERIAL: Range<usize> = 12..28;
+    pub const FINGERPRINT: Range<usize> = 28..36;
+    pub const PEERS: Range<usize> = 36..40;
+    pub const WORKER: Range<usize> = 40..44;
+    pub const RANGE_START: Range<usize> = 44..52;
+    pub const RANGE_END: Range<usize> = 52..60;
+    pub const LEVEL: Range<usize> = 60..64;
+    /// What the share's identity ends before: the counts below are its contents.
+    pub const IDENTITY: Range<usize> = 0..64;
+    pub const WINS_IN_ONE: Range<usize> = 64..72;
+    pub const OVERFLOW_ENTRIES: Range<usize> = 72..80;
+    pub const HEADER: usize = 80;
+}
 
 /// Where a solve of `material` in `out` keeps its checkpoints.
 pub fn dir_of(out: &Path, material: Material) -> PathBuf {
@@ -62,43 +77,28 @@ pub struct Identity<'a> {
 }
 
 impl Identity<'_> {
-    fn header(&self, share: &Share, level: u32, wins_in_one: u64) -> Vec<u8> {
-        let mut bytes = Vec::with_capacity(HEADER);
-        bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&VERSION.to_le_bytes());
-        let mut name = [0u8; 16];
-        let material = self.index.material().to_string();
-        name[..material.len()].copy_from_slice(material.as_bytes());
-        bytes.extend_from_slice(&name);
-        bytes.extend_from_slice(&index_fingerprint(self.index).to_le_bytes());
-        bytes.extend_from_slice(&(self.peers as u32).to_le_bytes());
-        bytes.extend_from_slice(&(self.worker as u32).to_le_bytes());
-        bytes.extend_from_slice(&share.range.start.to_le_bytes());
-        bytes.extend_from_slice(&share.range.end.to_le_bytes());
-        bytes.extend_from_slice(&level.to_le_bytes());
-        bytes.extend_from_slice(&wins_in_one.to_le_bytes());
-        bytes.extend_from_slice(&(share.overflow.len() as u64).to_le_bytes());
-        debug_assert_eq!(bytes.len(), HEADER);
-        bytes
+    fn header(&self, share: &Share, level: u32, wins_in_one: u64) -> [u8; layout::HEADER] {
+        let mut head = [0u8; layout::HEADER];
+        head[layout::MAGIC].copy_from_slice(MAGIC);
+        head[layout::FORMAT].copy_from_slice(&VERSION.to_le_bytes());
+        head[layout::MATERIAL].copy_from_slice(&material_field(self.index.material()));
+        head[layout::FINGERPRINT].copy_from_slice(&index_fingerprint(self.index).to_le_bytes());
+        head[layout::PEERS].copy_from_slice(&(self.peers as u32).to_le_bytes());
+        head[layout::WORKER].copy_from_slice(&(self.worker as u32).to_le_bytes());
+        head[layout::RANGE_START].copy_from_slice(&share.range.start.to_le_bytes());
+        head[layout::RANGE_END].copy_from_slice(&share.range.end.to_le_bytes());
+        head[layout::LEVEL].copy_from_slice(&level.to_le_bytes());
+        head[layout::WINS_IN_ONE].copy_from_slice(&wins_in_one.to_le_bytes());
+        head[layout::OVERFLOW_ENTRIES].copy_from_slice(&(share.overflow.len() as u64).to_le_bytes());
+        head
     }
 
     /// Writes this worker's share after `level`.
     pub fn write(&self, dir: &Path, share: &Share, level: u32, wins_in_one: u64) -> Result<(), ClusterError> {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let head = self.header(share, level, wins_in_one);
-        let mut tail = Vec::with_capacity(12 * share.overflow.len());
-        for &(slot, dtw) in &share.overflow {
-            tail.extend_from_slice(&slot.to_le_bytes());
-            tail.extend_from_slice(&dtw.to_le_bytes());
-        }
-        let bits: Vec<u8> = share.decided.iter().flat_map(|w| w.to_le_bytes()).collect();
-        let mut hasher = Xxh3::new();
-        for part in [&head[..], &share.state, &bits, &tail] {
-            hasher.update(part);
-        }
-        let checksum = hasher.digest().to_le_bytes();
         let path = share_path(dir, level, self.worker, self.peers);
-        write_atomically(&path, &[&head, &share.state, &bits, &tail, &checksum])
+        checkpoint_body::write(&path, &head, &share.state, &share.decided, &share.overflow).map_err(io(&path))
     }
 
     /// Reads this worker's share after `level` into `share` (which has the right range);
@@ -106,39 +106,21 @@ impl Identity<'_> {
     pub fn read(&self, dir: &Path, share: &mut Share, level: u32) -> Result<u64, ClusterError> {
         let path = share_path(dir, level, self.worker, self.peers);
         let refused = |why: &str| ClusterError::Checkpoint(format!("{}: {why}", path.display()));
-        let mut file = std::fs::File::open(&path).map_err(io(&path))?;
-        let mut head = vec![0u8; HEADER];
-        file.read_exact(&mut head).map_err(|_| refused("shorter than its header"))?;
-        let wins_in_one = u64::from_le_bytes(head[HEADER - 16..HEADER - 8].try_into().expect("8 bytes"));
-        let entries = u64::from_le_bytes(head[HEADER - 8..].try_into().expect("8 bytes"));
+        let failed = |e| match e {
+            checkpoint_body::BodyError::Io(e) => ClusterError::Io(path.clone(), e),
+            checkpoint_body::BodyError::Damaged(why) => refused(why),
+        };
+        let mut head = [0u8; layout::HEADER];
+        let reader = checkpoint_body::open(&path, &mut head)
+            .map_err(failed)?
+            .ok_or_else(|| ClusterError::Io(path.clone(), std::io::ErrorKind::NotFound.into()))?;
+        let u64_in = |at: std::ops::Range<usize>| u64::from_le_bytes(head[at].try_into().expect("8 bytes"));
+        let (wins_in_one, entries) = (u64_in(layout::WINS_IN_ONE), u64_in(layout::OVERFLOW_ENTRIES));
         share.overflow.clear();
-        if head[..HEADER - 16] != self.header(share, level, 0)[..HEADER - 16] {
+        if head[layout::IDENTITY] != self.header(share, level, 0)[layout::IDENTITY] {
             return Err(refused("written by another solve (game, format, build or cluster size differ)"));
         }
-        let mut hasher = Xxh3::new();
-        hasher.update(&head);
-        let mut bits = vec![0u8; 8 * share.decided.len()];
-        file.read_exact(&mut share.state).map_err(|_| refused("cut short"))?;
-        file.read_exact(&mut bits).map_err(|_| refused("cut short"))?;
-        hasher.update(&share.state);
-        hasher.update(&bits);
-        for (word, bytes) in share.decided.iter_mut().zip(bits.chunks_exact(8)) {
-            *word = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
-        }
-        let mut tail = vec![0u8; 12 * entries as usize];
-        file.read_exact(&mut tail).map_err(|_| refused("cut short"))?;
-        hasher.update(&tail);
-        let mut checksum = [0u8; 8];
-        file.read_exact(&mut checksum).map_err(|_| refused("cut short"))?;
-        if u64::from_le_bytes(checksum) != hasher.digest() || file.read(&mut [0u8; 1]).map_err(io(&path))? != 0 {
-            return Err(refused("damaged (checksum mismatch)"));
-        }
-        share.overflow = tail
-            .chunks_exact(12)
-            .map(|e| {
-                (u64::from_le_bytes(e[..8].try_into().expect("8")), u32::from_le_bytes(e[8..].try_into().expect("4")))
-            })
-            .collect();
+        share.overflow = reader.body(&mut share.state, &mut share.decided, entries).map_err(failed)?;
         Ok(wins_in_one)
     }
 

@@ -13,23 +13,141 @@
 //! covers every byte.
 
 use std::fmt;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use shogi4_engine::{Material, MaterialIndex};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::durable::write_atomically;
 use crate::format::{EXTENSION, VERSION};
 
 /// The last byte is the checkpoint layout: 1 held values only (counters rebuilt on resume), 2
 /// the state bytes and decided bits, 3 the state bytes and marks (two bits a slot); a file of
 /// another layout is refused.
 const MAGIC: &[u8; 8] = b"S4CKPT\0\x03";
-/// Magic, table format, slots, index fingerprint, level, overflow entries (8 + 4 + 8 + 8 + 4 + 8),
-/// then the material name in 16 bytes.
-const HEADER: usize = 56;
+
+/// Where each header field lies, little-endian; the body ([`body`]) follows.
+mod layout {
+    use std::ops::Range;
+    pub const MAGIC: Range<usize> = 0..8;
+    pub const FORMAT: Range<usize> = 8..12;
+    pub const SLOTS: Range<usize> = 12..20;
+    pub const FINGERPRINT: Range<usize> = 20..28;
+    pub const LEVEL: Range<usize> = 28..32;
+    pub const OVERFLOW_ENTRIES: Range<usize> = 32..40;
+    pub const MATERIAL: Range<usize> = 40..56;
+    pub const HEADER: usize = 56;
+}
+
+/// A material's name in a checkpoint header's 16-byte field, padded with zeros.
+pub fn material_field(material: Material) -> [u8; 16] {
+    let mut field = [0u8; 16];
+    let name = material.to_string();
+    field[..name.len()].copy_from_slice(name.as_bytes());
+    field
+}
+
+/// The name a [`material_field`] holds.
+pub fn material_in_field(field: &[u8]) -> String {
+    String::from_utf8_lossy(field).trim_end_matches('\0').to_string()
+}
+
+/// The body both solvers' checkpoints share after their own headers (`S4CKPT` here, a share
+/// of the distributed solve `S4SHARE`): the state bytes, the bit words (little-endian), the
+/// overflow list (slot `u64` and distance `u32`, 12 bytes an entry), and an XXH3 checksum of
+/// the header and all of them. Only the headers differ.
+pub mod body {
+    use std::fs::File;
+    use std::io::Read;
+    use std::path::Path;
+
+    use xxhash_rust::xxh3::Xxh3;
+
+    use crate::durable::write_atomically;
+
+    /// Why a checkpoint's bytes cannot be read back.
+    #[derive(Debug)]
+    pub enum BodyError {
+        /// The file could not be read.
+        Io(std::io::Error),
+        /// It is cut short, or its checksum does not match.
+        Damaged(&'static str),
+    }
+
+    /// Writes `head` and the body atomically.
+    pub fn write(
+        path: &Path,
+        head: &[u8],
+        state: &[u8],
+        words: &[u64],
+        overflow: &[(u64, u32)],
+    ) -> std::io::Result<()> {
+        let mut tail = Vec::with_capacity(12 * overflow.len());
+        for &(slot, dtw) in overflow {
+            tail.extend_from_slice(&slot.to_le_bytes());
+            tail.extend_from_slice(&dtw.to_le_bytes());
+        }
+        let bits: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let mut hasher = Xxh3::new();
+        for part in [head, state, &bits, &tail] {
+            hasher.update(part);
+        }
+        let checksum = hasher.digest().to_le_bytes();
+        write_atomically(path, &[head, state, &bits, &tail, &checksum])
+    }
+
+    /// A checkpoint whose header has been read, for its caller to check before the body.
+    pub struct Reader {
+        file: File,
+        hasher: Xxh3,
+    }
+
+    /// Opens the checkpoint at `path` and reads its header into `head`; `None` if there is
+    /// no such file.
+    pub fn open(path: &Path, head: &mut [u8]) -> Result<Option<Reader>, BodyError> {
+        let mut file = match File::open(path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(BodyError::Io(e)),
+        };
+        file.read_exact(head).map_err(|_| BodyError::Damaged("shorter than its header"))?;
+        let mut hasher = Xxh3::new();
+        hasher.update(head);
+        Ok(Some(Reader { file, hasher }))
+    }
+
+    impl Reader {
+        /// Reads the body into `state` and `words` (sized as written), with `entries`
+        /// overflow entries, and checks the checksum and that nothing follows.
+        pub fn body(mut self, state: &mut [u8], words: &mut [u64], entries: u64) -> Result<Vec<(u64, u32)>, BodyError> {
+            self.file.read_exact(state).map_err(|_| BodyError::Damaged("cut short in the values"))?;
+            self.hasher.update(state);
+            let mut bits = vec![0u8; 8 * words.len()];
+            self.file.read_exact(&mut bits).map_err(|_| BodyError::Damaged("cut short in the marks"))?;
+            self.hasher.update(&bits);
+            for (word, bytes) in words.iter_mut().zip(bits.chunks_exact(8)) {
+                *word = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
+            }
+            let length = usize::try_from(entries).ok().and_then(|n| n.checked_mul(12));
+            let mut tail = vec![0u8; length.ok_or(BodyError::Damaged("an impossible overflow count"))?];
+            self.file.read_exact(&mut tail).map_err(|_| BodyError::Damaged("cut short in the overflow list"))?;
+            self.hasher.update(&tail);
+            let mut checksum = [0u8; 8];
+            self.file.read_exact(&mut checksum).map_err(|_| BodyError::Damaged("no checksum"))?;
+            let trailing = self.file.read(&mut [0u8; 1]).map_err(BodyError::Io)?;
+            if u64::from_le_bytes(checksum) != self.hasher.digest() || trailing != 0 {
+                return Err(BodyError::Damaged("checksum mismatch"));
+            }
+            Ok(tail
+                .chunks_exact(12)
+                .map(|e| {
+                    let slot = u64::from_le_bytes(e[..8].try_into().expect("8 bytes"));
+                    (slot, u32::from_le_bytes(e[8..].try_into().expect("4 bytes")))
+                })
+                .collect())
+        }
+    }
+}
 
 /// When to checkpoint a solve, and where.
 #[derive(Clone, Debug)]
@@ -105,20 +223,16 @@ pub fn fingerprint(index: &MaterialIndex) -> u64 {
     hasher.digest()
 }
 
-fn header(index: &MaterialIndex, level: u32, overflow_entries: u64) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(HEADER);
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&VERSION.to_le_bytes());
-    bytes.extend_from_slice(&index.slots().to_le_bytes());
-    bytes.extend_from_slice(&fingerprint(index).to_le_bytes());
-    bytes.extend_from_slice(&level.to_le_bytes());
-    bytes.extend_from_slice(&overflow_entries.to_le_bytes());
-    let mut name = [0u8; 16];
-    let material = index.material().to_string();
-    name[..material.len()].copy_from_slice(material.as_bytes());
-    bytes.extend_from_slice(&name);
-    debug_assert_eq!(bytes.len(), HEADER);
-    bytes
+fn header(index: &MaterialIndex, level: u32, overflow_entries: u64) -> [u8; layout::HEADER] {
+    let mut head = [0u8; layout::HEADER];
+    head[layout::MAGIC].copy_from_slice(MAGIC);
+    head[layout::FORMAT].copy_from_slice(&VERSION.to_le_bytes());
+    head[layout::SLOTS].copy_from_slice(&index.slots().to_le_bytes());
+    head[layout::FINGERPRINT].copy_from_slice(&fingerprint(index).to_le_bytes());
+    head[layout::LEVEL].copy_from_slice(&level.to_le_bytes());
+    head[layout::OVERFLOW_ENTRIES].copy_from_slice(&overflow_entries.to_le_bytes());
+    head[layout::MATERIAL].copy_from_slice(&material_field(index.material()));
+    head
 }
 
 /// Writes a checkpoint after `level`, atomically: the state bytes, the marks (two bits per
@@ -131,21 +245,8 @@ pub(crate) fn write(
     marks: &[u64],
     overflow: &[(u64, u32)],
 ) -> Result<(), CheckpointError> {
-    let io = |e| CheckpointError::Io(path.to_path_buf(), e);
-    let mut tail = Vec::with_capacity(12 * overflow.len());
-    for &(slot, dtw) in overflow {
-        tail.extend_from_slice(&slot.to_le_bytes());
-        tail.extend_from_slice(&dtw.to_le_bytes());
-    }
     let head = header(index, level, overflow.len() as u64);
-    let bits: Vec<u8> = marks.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let mut hasher = Xxh3::new();
-    hasher.update(&head);
-    hasher.update(values);
-    hasher.update(&bits);
-    hasher.update(&tail);
-    let checksum = hasher.digest().to_le_bytes();
-    write_atomically(path, &[&head, values, &bits, &tail, &checksum]).map_err(io)
+    body::write(path, &head, values, marks, overflow).map_err(|e| CheckpointError::Io(path.to_path_buf(), e))
 }
 
 /// Reads the checkpoint at `path` into `values` and `marks` (sized for the index's slots),
@@ -156,56 +257,31 @@ pub(crate) fn read(
     values: &mut [u8],
     marks: &mut [u64],
 ) -> Result<Option<Restored>, CheckpointError> {
-    let io = |e| CheckpointError::Io(path.to_path_buf(), e);
-    let mut file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(io(e)),
+    let refused = |e| match e {
+        body::BodyError::Io(e) => CheckpointError::Io(path.to_path_buf(), e),
+        body::BodyError::Damaged(why) => CheckpointError::Damaged(path.to_path_buf(), why),
     };
-    let damaged = |why| CheckpointError::Damaged(path.to_path_buf(), why);
     let stale = |why: String| CheckpointError::Stale(path.to_path_buf(), why);
-    let mut head = [0u8; HEADER];
-    file.read_exact(&mut head).map_err(|_| damaged("shorter than its header"))?;
-    if &head[..8] != MAGIC {
+    let mut head = [0u8; layout::HEADER];
+    let Some(reader) = body::open(path, &mut head).map_err(refused)? else { return Ok(None) };
+    if head[layout::MAGIC] != MAGIC[..] {
         return Err(stale("not a checkpoint of this solver".into()));
     }
-    let u32_at = |at: usize| u32::from_le_bytes(head[at..at + 4].try_into().expect("4 bytes"));
-    let u64_at = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
-    let material = String::from_utf8_lossy(&head[40..56]).trim_end_matches('\0').to_string();
+    let u32_in = |at: std::ops::Range<usize>| u32::from_le_bytes(head[at].try_into().expect("4 bytes"));
+    let u64_in = |at: std::ops::Range<usize>| u64::from_le_bytes(head[at].try_into().expect("8 bytes"));
+    let material = material_in_field(&head[layout::MATERIAL]);
     if material != index.material().to_string() {
         return Err(stale(format!("it is {material}'s, not {}'s", index.material())));
     }
-    if u32_at(8) != VERSION {
-        return Err(stale(format!("table format {}, this build writes {VERSION}", u32_at(8))));
+    let format = u32_in(layout::FORMAT);
+    if format != VERSION {
+        return Err(stale(format!("table format {format}, this build writes {VERSION}")));
     }
-    if u64_at(12) != index.slots() || u64_at(20) != fingerprint(index) {
+    if u64_in(layout::SLOTS) != index.slots() || u64_in(layout::FINGERPRINT) != fingerprint(index) {
         return Err(stale("another build's index numbers the positions differently".into()));
     }
-    let (level, entries) = (u32_at(28), u64_at(32));
-    let mut hasher = Xxh3::new();
-    hasher.update(&head);
-    file.read_exact(values).map_err(|_| damaged("cut short in the values"))?;
-    hasher.update(values);
-    let mut bits = vec![0u8; 8 * marks.len()];
-    file.read_exact(&mut bits).map_err(|_| damaged("cut short in the marks"))?;
-    hasher.update(&bits);
-    for (word, bytes) in marks.iter_mut().zip(bits.chunks_exact(8)) {
-        *word = u64::from_le_bytes(bytes.try_into().expect("8 bytes"));
-    }
-    let mut tail = vec![0u8; 12 * entries as usize];
-    file.read_exact(&mut tail).map_err(|_| damaged("cut short in the overflow list"))?;
-    hasher.update(&tail);
-    let mut checksum = [0u8; 8];
-    file.read_exact(&mut checksum).map_err(|_| damaged("no checksum"))?;
-    if u64::from_le_bytes(checksum) != hasher.digest() || file.read(&mut [0u8; 1]).map_err(io)? != 0 {
-        return Err(damaged("checksum mismatch"));
-    }
-    let overflow = tail
-        .chunks_exact(12)
-        .map(|e| {
-            (u64::from_le_bytes(e[..8].try_into().expect("8 bytes")), u32::from_le_bytes(e[8..].try_into().expect("4")))
-        })
-        .collect();
+    let (level, entries) = (u32_in(layout::LEVEL), u64_in(layout::OVERFLOW_ENTRIES));
+    let overflow = reader.body(values, marks, entries).map_err(refused)?;
     Ok(Some(Restored { level, overflow }))
 }
 
@@ -235,7 +311,7 @@ mod tests {
         assert!(refused.to_string().contains("KKC's, not KKF's"), "{refused}");
 
         let mut bytes = std::fs::read(&path).unwrap();
-        bytes[HEADER + 10] ^= 1;
+        bytes[layout::HEADER + 10] ^= 1;
         std::fs::write(&path, &bytes).unwrap();
         assert!(matches!(read(&path, &index, &mut read_back, &mut bits_back), Err(CheckpointError::Damaged(..))));
         std::fs::write(&path, &bytes[..100]).unwrap();

@@ -29,7 +29,10 @@ mod table;
 mod value;
 
 pub use audit::{audit, implied_value, AuditReport, Violation, REPORTED_VIOLATIONS};
-pub use checkpoint::{fingerprint as index_fingerprint, CheckpointError, Checkpoints};
+pub use checkpoint::{
+    body as checkpoint_body, fingerprint as index_fingerprint, material_field, material_in_field, CheckpointError,
+    Checkpoints,
+};
 pub use durable::{write_atomically, DurableFile};
 pub use format::{
     file_name, layout, recorded_checksum, CorruptValue, Damage, Header, SolvedTable, Statistics, TableError,
