@@ -19,6 +19,10 @@ use error::CliError;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Print JSON instead of text, for any command: its report (`shogi4_api::cli`), the API's
+    /// own bodies for probe, mainline and search, and errors as problem documents on stderr.
+    #[arg(long, global = true)]
+    json: bool,
 }
 
 #[derive(Subcommand)]
@@ -30,17 +34,11 @@ enum Command {
         /// Start position, SFEN or Fairy-Stockfish FEN (`_` may replace spaces).
         #[arg(long, default_value = "trfk/3c/C3/KFRT b - 1")]
         pos: String,
-        /// Print `{"pos": ..., "nodes": [...]}` instead.
-        #[arg(long)]
-        json: bool,
     },
     /// Count the positions of a closed game (published convention) and its folded slots.
     Count {
         /// Closed game, e.g. KKCF or KKCCFFRRTT.
         material: String,
-        /// Print `{"material", "positions", "slots"}` instead.
-        #[arg(long)]
-        json: bool,
     },
     /// Solve closed games by retrograde analysis and write their tables.
     Solve {
@@ -91,9 +89,6 @@ enum Command {
         /// Write each solved table compressed (format version 2), as `shogi4 compress` does.
         #[arg(long, conflicts_with_all = ["cluster", "hostfile"])]
         compress: bool,
-        /// Print one JSON object of statistics per table (JSON Lines) instead.
-        #[arg(long)]
-        json: bool,
     },
     /// Rewrite tables in the compressed format (version 2): the same values, a fraction of
     /// the bytes, still read in place. Each result is checked against its source before it
@@ -112,9 +107,6 @@ enum Command {
         /// Worker threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
-        /// Print one JSON object per table instead.
-        #[arg(long)]
-        json: bool,
     },
     /// Solve one closed game in memory, audit it, and print speed and memory figures.
     Bench {
@@ -123,9 +115,6 @@ enum Command {
         /// Worker threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
-        /// Print the figures as JSON instead.
-        #[arg(long)]
-        json: bool,
     },
     /// Verify tables: checksum, and every slot's value against its children's values.
     Audit {
@@ -135,17 +124,11 @@ enum Command {
         /// Worker threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
-        /// Print one JSON object per table instead.
-        #[arg(long)]
-        json: bool,
     },
     /// Print a table's header and statistics.
     Info {
         /// Table file.
         file: PathBuf,
-        /// Print JSON instead.
-        #[arg(long)]
-        json: bool,
     },
     /// Look up a position: its value, distance to win, and every move with its value (from
     /// its table, or else by proof search, as the server answers). With --json, the body of
@@ -171,9 +154,6 @@ enum Command {
         /// Transposition table size in MiB (1 to 65536).
         #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
         table_mb: usize,
-        /// Print the body `GET /probe` would send for this search instead.
-        #[arg(long)]
-        json: bool,
     },
     /// Grow the proof store from the start, best-first by proof numbers (resumable: what the
     /// store knows is not searched again).
@@ -196,9 +176,6 @@ enum Command {
         /// Transposition table size in MiB (1 to 65536).
         #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
         table_mb: usize,
-        /// Print a JSON summary instead.
-        #[arg(long)]
-        json: bool,
     },
     /// Prove a position by search and write its proof certificate: the winner's move at each of
     /// its positions, with bounds that fall along every line (checked with `verify-proof`
@@ -218,9 +195,6 @@ enum Command {
         /// Transposition table size in MiB (1 to 65536).
         #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
         table_mb: usize,
-        /// Print a JSON summary instead.
-        #[arg(long)]
-        json: bool,
     },
     /// Check a proof certificate by the rules alone (no search, no store, no table): every
     /// loser's move answered, every winner's move legal, every line ending in a royal capture,
@@ -228,9 +202,6 @@ enum Command {
     VerifyProof {
         /// The certificate file.
         file: PathBuf,
-        /// Print a JSON summary instead.
-        #[arg(long)]
-        json: bool,
     },
     /// Move what a proof store holds between stores: `export` writes its proven outcomes to
     /// one compact, checksummed file; `import` merges such a file into a store.
@@ -242,9 +213,6 @@ enum Command {
         /// The proof store (created if missing).
         #[arg(long, default_value = "tables/proofs.redb")]
         store: PathBuf,
-        /// Print a JSON summary instead.
-        #[arg(long)]
-        json: bool,
     },
 }
 
@@ -267,9 +235,6 @@ struct Query {
     tables: PathBuf,
     #[command(flatten)]
     search: SearchArgs,
-    /// Print the API's JSON body instead (errors: its problem document, on stderr).
-    #[arg(long)]
-    json: bool,
 }
 
 /// The search budget for positions without a table: the server's defaults.
@@ -299,32 +264,10 @@ impl SearchArgs {
     }
 }
 
-impl Command {
-    /// Whether the command was asked for JSON output.
-    fn json(&self) -> bool {
-        match *self {
-            Command::Perft { json, .. }
-            | Command::Count { json, .. }
-            | Command::Solve { json, .. }
-            | Command::Bench { json, .. }
-            | Command::Compress { json, .. }
-            | Command::Audit { json, .. }
-            | Command::Info { json, .. }
-            | Command::Probe(Query { json, .. })
-            | Command::Mainline(Query { json, .. })
-            | Command::Search { json, .. }
-            | Command::Prove { json, .. }
-            | Command::Certify { json, .. }
-            | Command::VerifyProof { json, .. }
-            | Command::Proofs { json, .. } => json,
-        }
-    }
-}
-
 fn main() -> ExitCode {
     restore_sigpipe();
     let cli = Cli::parse();
-    let json = cli.command.json();
+    let json = cli.json;
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) if json => {
@@ -339,9 +282,10 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> Result<(), CliError> {
+    let json = cli.json;
     match cli.command {
-        Command::Perft { depth, pos, json } => commands::perft::run(&pos, depth, json),
-        Command::Count { material, json } => commands::count::run(&material, json),
+        Command::Perft { depth, pos } => commands::perft::run(&pos, depth, json),
+        Command::Count { material } => commands::count::run(&material, json),
         Command::Solve {
             materials,
             all,
@@ -357,7 +301,6 @@ fn run(cli: Cli) -> Result<(), CliError> {
             hostfile,
             process,
             compress,
-            json,
         } => {
             let checkpoints = resume.then(|| std::time::Duration::from_secs(checkpoint_secs));
             let place = match (cluster, hostfile, process) {
@@ -379,15 +322,15 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 commands::solve::run(selection, &out, missing, max_memory, checkpoints, compress, json)
             })
         }
-        Command::Bench { material, threads, json } => with_threads(threads, || commands::solve::bench(&material, json)),
-        Command::Compress { paths, out, plain, threads, json } => {
+        Command::Bench { material, threads } => with_threads(threads, || commands::solve::bench(&material, json)),
+        Command::Compress { paths, out, plain, threads } => {
             with_threads(threads, || commands::compress::run(&paths, &out, plain, json))
         }
-        Command::Audit { paths, threads, json } => with_threads(threads, || commands::audit::run(&paths, json)),
-        Command::Info { file, json } => commands::info::run(&file, json),
-        Command::Probe(q) => commands::probe::probe(&q.pos, &q.tables, &q.search.budget(), q.json),
-        Command::Mainline(q) => commands::probe::mainline(&q.pos, &q.tables, &q.search.budget(), q.json),
-        Command::Search { pos, ms, nodes, depth, table_mb, json } => {
+        Command::Audit { paths, threads } => with_threads(threads, || commands::audit::run(&paths, json)),
+        Command::Info { file } => commands::info::run(&file, json),
+        Command::Probe(q) => commands::probe::probe(&q.pos, &q.tables, &q.search.budget(), json),
+        Command::Mainline(q) => commands::probe::mainline(&q.pos, &q.tables, &q.search.budget(), json),
+        Command::Search { pos, ms, nodes, depth, table_mb } => {
             let limits = shogi4_search::Limits {
                 max_depth: depth,
                 max_nodes: nodes,
@@ -396,7 +339,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
             commands::probe::search(&pos, &budget, json)
         }
-        Command::Prove { from, positions, minutes, store, ms, table_mb, json } => {
+        Command::Prove { from, positions, minutes, store, ms, table_mb } => {
             let limits = shogi4_search::Limits {
                 time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
                 ..shogi4_search::Limits::nodes(u64::MAX)
@@ -405,7 +348,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let stop = commands::prove::Stop { positions, time };
             commands::prove::run(&from, &stop, &store, &limits, table_mb << 20, json)
         }
-        Command::Certify { pos, out, ms, nodes, table_mb, json } => {
+        Command::Certify { pos, out, ms, nodes, table_mb } => {
             let limits = shogi4_search::Limits {
                 time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
                 ..shogi4_search::Limits::nodes(nodes)
@@ -413,13 +356,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
             commands::certify::certify(&pos, &out, &budget, json)
         }
-        Command::VerifyProof { file, json } => commands::certify::verify_proof(&file, json),
-        Command::Proofs { action: ProofsAction::Export, file, store, json } => {
-            commands::prove::export(&store, &file, json)
-        }
-        Command::Proofs { action: ProofsAction::Import, file, store, json } => {
-            commands::prove::import(&store, &file, json)
-        }
+        Command::VerifyProof { file } => commands::certify::verify_proof(&file, json),
+        Command::Proofs { action: ProofsAction::Export, file, store } => commands::prove::export(&store, &file, json),
+        Command::Proofs { action: ProofsAction::Import, file, store } => commands::prove::import(&store, &file, json),
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use shogi4_api::cli::{AuditChecked, AuditReport, AuditViolation};
 use shogi4_tablebase::{audit, open_table, CorruptValue, TableDir, Value};
 
 use super::grouped;
@@ -31,7 +31,13 @@ fn audit_file(file: &Path, json: bool) -> bool {
         Ok(table) => table,
         Err(e) => {
             if json {
-                println!("{}", json!({ "file": file.display().to_string(), "ok": false, "error": e.to_string() }));
+                let failed = AuditReport {
+                    file: file.display().to_string(),
+                    ok: false,
+                    error: Some(e.to_string()),
+                    checked: None,
+                };
+                super::print_json(&failed);
             } else {
                 println!("FAIL {}: {e}", file.display());
             }
@@ -44,25 +50,26 @@ fn audit_file(file: &Path, json: bool) -> bool {
     let report = audit(&table, &Bar::new());
     let ok = report.violations == 0 && checksum.is_none();
     if json {
-        let first: Vec<_> = report
+        let first_violations = report
             .first
             .iter()
-            .map(|v| json!({ "slot": v.slot, "sfen": v.position.to_sfen(), "stored": describe(v.stored), "implied": describe(v.implied) }))
-            .collect();
-        println!(
-            "{}",
-            json!({
-                "file": file.display().to_string(),
-                "material": table.header().material.to_string(),
-                "ok": ok,
-                "checksum_error": checksum,
-                "slots": report.slots,
-                "violations": report.violations,
-                "first_violations": first,
-                "edges": report.edges,
-                "seconds": report.seconds,
+            .map(|v| AuditViolation {
+                slot: v.slot,
+                sfen: v.position.to_sfen(),
+                stored: describe(v.stored),
+                implied: describe(v.implied),
             })
-        );
+            .collect();
+        let checked = AuditChecked {
+            material: table.header().material.to_string(),
+            checksum_error: checksum.clone(),
+            slots: report.slots,
+            violations: report.violations,
+            first_violations,
+            edges: report.edges,
+            seconds: report.seconds,
+        };
+        super::print_json(&AuditReport { file: file.display().to_string(), ok, error: None, checked: Some(checked) });
     } else if ok {
         println!(
             "ok   {}: checksum and {} slots consistent ({} moves, {:.2} s)",

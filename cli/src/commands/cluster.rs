@@ -10,11 +10,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use shogi4_api::cli::ClusterReport;
 use shogi4_distributed::{solve, Event, Job, Outcome, Topology, UPDATE_BYTES};
 use shogi4_engine::Material;
 
-use super::{grouped, outcomes_text, statistics_json};
+use super::{grouped, outcomes_text};
 use crate::error::CliError;
 
 /// Where this process's part of the cluster runs.
@@ -172,21 +172,21 @@ fn report(
     let processes = topology.peers() / topology.workers_per_process();
     let per_edge = |updates: u64| (updates * UPDATE_BYTES) as f64 / outcome.edges.max(1) as f64;
     if json {
-        let mut fields = statistics_json(&outcome.statistics);
-        fields.extend([
-            ("material".to_string(), json!(material.to_string())),
-            ("processes".to_string(), json!(processes)),
-            ("workers".to_string(), json!(topology.peers())),
-            ("seconds".to_string(), json!(outcome.seconds)),
-            ("edges".to_string(), json!(outcome.edges)),
-            ("edges_per_second".to_string(), json!(outcome.edges as f64 / outcome.seconds)),
-            ("exchanged_bytes_per_edge".to_string(), json!(per_edge(outcome.exchanged))),
-            ("network_bytes_per_edge".to_string(), json!(per_edge(outcome.network))),
-            ("resumed_after".to_string(), json!(outcome.resumed_after)),
-            ("peak_rss_bytes".to_string(), json!(shogi4_tablebase::peak_rss_bytes())),
-            ("path".to_string(), json!(outcome.path.display().to_string())),
-        ]);
-        return writeln!(out, "{}", serde_json::Value::Object(fields));
+        let report = ClusterReport {
+            material: material.to_string(),
+            processes,
+            workers: topology.peers(),
+            seconds: outcome.seconds,
+            edges: outcome.edges,
+            edges_per_second: outcome.edges as f64 / outcome.seconds,
+            exchanged_bytes_per_edge: per_edge(outcome.exchanged),
+            network_bytes_per_edge: per_edge(outcome.network),
+            resumed_after: outcome.resumed_after,
+            peak_rss_bytes: shogi4_tablebase::peak_rss_bytes(),
+            path: outcome.path.display().to_string(),
+            outcomes: (&outcome.statistics).into(),
+        };
+        return writeln!(out, "{}", serde_json::to_string(&report).expect("reports serialise"));
     }
     writeln!(out, "{material}: {} positions", grouped(outcome.statistics.positions))?;
     write!(out, "{}", outcomes_text(&outcome.statistics, "  "))?;

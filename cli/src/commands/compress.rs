@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use serde_json::json;
+use shogi4_api::cli::CompressReport;
 use shogi4_tablebase::{file_name, open_table, write_atomically, TableDir, TableError};
 
 use super::grouped;
@@ -55,17 +55,14 @@ pub fn compress_file(file: &Path, out: &Path, plain: bool, json: bool) -> Result
     let (from, to, positions) = (table.size(), compressed.size(), table.header().statistics.positions);
     let per_position = to as f64 / positions.max(1) as f64;
     if json {
-        println!(
-            "{}",
-            json!({
-                "material": material.to_string(),
-                "file": path.display().to_string(),
-                "bytes_before": from,
-                "bytes_after": to,
-                "bytes_per_position": per_position,
-                "seconds": seconds,
-            })
-        );
+        super::print_json(&CompressReport {
+            material: material.to_string(),
+            file: path.display().to_string(),
+            bytes_before: from,
+            bytes_after: to,
+            bytes_per_position: per_position,
+            seconds,
+        });
     } else {
         println!(
             "{material}: {} → {} bytes ({:.1}×), {per_position:.4} byte per position, {seconds:.2} s → {}",

@@ -13,7 +13,6 @@ pub mod solve;
 
 use std::path::PathBuf;
 
-use serde_json::json;
 use shogi4_tablebase::{Statistics, TableDir};
 
 use crate::error::CliError;
@@ -53,20 +52,9 @@ pub fn percent(part: u64, whole: u64) -> String {
     format!("{:.1}%", 100.0 * part as f64 / whole.max(1) as f64)
 }
 
-/// The statistics every command reports, as JSON fields (merged into each command's object).
-pub fn statistics_json(s: &Statistics) -> serde_json::Map<String, serde_json::Value> {
-    let fields = json!({
-        "positions": s.positions,
-        "wins": s.wins,
-        "losses": s.losses,
-        "draws": s.draws,
-        "max_dtw": s.max_dtw,
-        "histogram": s.histogram,
-    });
-    match fields {
-        serde_json::Value::Object(map) => map,
-        _ => unreachable!("json! of an object literal is an object"),
-    }
+/// Prints one report as a line of JSON.
+pub fn print_json(report: &impl serde::Serialize) {
+    println!("{}", serde_json::to_string(report).expect("reports serialise"));
 }
 
 /// Wins, losses, draws (counts and percentages) and the longest distance, one per line.

@@ -1,6 +1,6 @@
 //! `shogi4 perft`.
 
-use serde_json::json;
+use shogi4_api::cli::PerftReport;
 use shogi4_engine::perft;
 
 use crate::error::{parse_position, CliError};
@@ -19,7 +19,7 @@ pub fn run(pos: &str, depth: u32, json: bool) -> Result<(), CliError> {
         nodes.push(n);
     }
     if json {
-        println!("{}", json!({ "pos": position.to_sfen(), "nodes": nodes }));
+        super::print_json(&PerftReport { pos: position.to_sfen(), nodes });
     }
     Ok(())
 }

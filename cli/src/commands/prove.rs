@@ -25,7 +25,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::json;
+use shogi4_api::cli::{ProofsExported, ProofsImported, ProveReport, StartNumbers};
 use shogi4_engine::Position;
 use shogi4_proofs::{Opened, ProofStore, StoreError};
 use shogi4_search::{Limits, Outcome, Search};
@@ -118,21 +118,29 @@ pub fn run(
         .collect();
     let root = tree.numbers[tree.root];
     let store_bytes = std::fs::metadata(store_path).map_or(0, |m| m.len());
-    let peak_memory = peak_resident_bytes();
+    let peak_memory = shogi4_tablebase::peak_rss_bytes();
     if json {
-        let replies: serde_json::Map<String, serde_json::Value> =
-            replies.into_iter().map(|(mv, outcome)| (mv, outcome.into())).collect();
         // Proof and disproof numbers of the start's two questions; null for infinite.
         let finite = |n: u32| (n != INFINITE).then_some(n);
-        println!(
-            "{}",
-            json!({ "start": start_value, "replies": replies, "searched": searched, "resumed": tree.resumed,
-                    "expanded": expanded, "graph": tree.nodes.len(), "proven": proven, "nodes": nodes,
-                    "records": records, "ended": ended, "seconds": started.elapsed().as_secs_f64(),
-                    "start_numbers": { "win": [finite(root.win.0), finite(root.win.1)],
-                                       "loss": [finite(root.loss.0), finite(root.loss.1)] },
-                    "store_bytes": store_bytes, "peak_memory_bytes": peak_memory })
-        );
+        super::print_json(&ProveReport {
+            start: start_value,
+            replies: replies.into_iter().collect(),
+            searched,
+            resumed: tree.resumed,
+            expanded: expanded as u64,
+            graph: tree.nodes.len() as u64,
+            proven: proven as u64,
+            nodes,
+            records,
+            ended: ended.to_string(),
+            seconds: started.elapsed().as_secs_f64(),
+            start_numbers: StartNumbers {
+                win: [finite(root.win.0), finite(root.win.1)],
+                loss: [finite(root.loss.0), finite(root.loss.1)],
+            },
+            store_bytes,
+            peak_memory_bytes: peak_memory,
+        });
     } else {
         println!("start: {start_value}");
         for (mv, outcome) in replies {
@@ -150,20 +158,10 @@ pub fn run(
             shown(root.win.1),
             shown(root.loss.0),
             shown(root.loss.1),
-            peak_memory >> 20
+            peak_memory.map_or("?".to_string(), |bytes| (bytes >> 20).to_string())
         );
     }
     Ok(())
-}
-
-/// The process's peak resident memory (Linux; 0 where it cannot be read).
-fn peak_resident_bytes() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let kib = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok());
-    kib.unwrap_or(0) * 1024
 }
 
 /// A proof or disproof number as the progress line shows it.
@@ -452,7 +450,7 @@ pub fn export(store_path: &Path, file: &Path, json: bool) -> Result<(), CliError
     let records = store.export(file)?;
     let bytes = std::fs::metadata(file).map_or(0, |m| m.len());
     if json {
-        println!("{}", json!({ "records": records, "bytes": bytes }));
+        super::print_json(&ProofsExported { records, bytes });
     } else {
         println!("{records} proven outcomes written to {} ({bytes} bytes)", file.display());
     }
@@ -464,7 +462,7 @@ pub fn import(store_path: &Path, file: &Path, json: bool) -> Result<(), CliError
     let (store, _) = ProofStore::open(store_path)?;
     let imported = store.import(file)?;
     if json {
-        println!("{}", json!({ "records": imported.records, "changed": imported.changed }));
+        super::print_json(&ProofsImported { records: imported.records, changed: imported.changed });
     } else {
         println!(
             "{} outcomes read from {}; {} records of {} new or narrowed",

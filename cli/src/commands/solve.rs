@@ -2,11 +2,11 @@
 
 use std::path::Path;
 
-use serde_json::json;
+use shogi4_api::cli::{BenchFigures, SolveReport};
 use shogi4_engine::Material;
 use shogi4_tablebase::{audit, peak_rss_bytes, solve, Solution, SolveEvent, SolveMode, Statistics, Table, TableDir};
 
-use super::{grouped, print_outcomes, statistics_json};
+use super::{grouped, print_outcomes};
 use crate::error::CliError;
 use crate::progress::Bar;
 
@@ -57,7 +57,7 @@ pub fn run(
             solved += 1;
             written_paths.push(written.to_path_buf());
             if json {
-                println!("{}", solution_json(solution, Some(written)));
+                super::print_json(&solve_report(solution, Some(written)));
             } else {
                 print_solution(solution);
                 println!("  written     {}", written.display());
@@ -84,14 +84,16 @@ pub fn bench(material: &str, json: bool) -> Result<(), CliError> {
     let report = audit(&table, &Bar::new());
     let peak = peak_rss_bytes();
     if json {
-        let mut figures = solution_json(&solution, None);
-        figures["audit_seconds"] = json!(report.seconds);
-        figures["audit_violations"] = json!(report.violations);
-        figures["audit_to_solve_ratio"] = json!(report.seconds / solution.seconds);
-        figures["table_bytes"] = json!(table.size());
-        figures["threads"] = json!(rayon::current_num_threads());
-        figures["peak_rss_bytes"] = json!(peak);
-        println!("{figures}");
+        let mut figures = solve_report(&solution, None);
+        figures.bench = Some(BenchFigures {
+            audit_seconds: report.seconds,
+            audit_violations: report.violations,
+            audit_to_solve_ratio: report.seconds / solution.seconds,
+            table_bytes: table.size(),
+            threads: rayon::current_num_threads(),
+        });
+        figures.peak_rss_bytes = peak;
+        super::print_json(&figures);
     } else {
         print_solution(&solution);
         println!("  threads     {}", rayon::current_num_threads());
@@ -114,18 +116,18 @@ pub fn bench(material: &str, json: bool) -> Result<(), CliError> {
     Ok(())
 }
 
-fn solution_json(solution: &Solution, path: Option<&Path>) -> serde_json::Value {
-    let mut fields = statistics_json(&solution.table.statistics);
-    fields.extend([
-        ("material".to_string(), json!(solution.table.material.to_string())),
-        ("slots".to_string(), json!(solution.table.values.len())),
-        ("seconds".to_string(), json!(solution.seconds)),
-        ("edges".to_string(), json!(solution.edges)),
-        ("ns_per_edge".to_string(), json!(solution.ns_per_edge())),
-        ("peak_rss_bytes".to_string(), json!(peak_rss_bytes())),
-        ("path".to_string(), json!(path.map(|p| p.display().to_string()))),
-    ]);
-    serde_json::Value::Object(fields)
+fn solve_report(solution: &Solution, path: Option<&Path>) -> SolveReport {
+    SolveReport {
+        material: solution.table.material.to_string(),
+        slots: solution.table.values.len() as u64,
+        seconds: solution.seconds,
+        edges: solution.edges,
+        ns_per_edge: solution.ns_per_edge(),
+        peak_rss_bytes: peak_rss_bytes(),
+        path: path.map(|p| p.display().to_string()),
+        outcomes: (&solution.table.statistics).into(),
+        bench: None,
+    }
 }
 
 fn print_solution(solution: &Solution) {
