@@ -130,7 +130,8 @@ fn a_cluster_killed_mid_run_resumes_to_the_same_bytes_sooner() {
     let output = cluster_solve("KKCF", out.path(), &["--cluster", "local:1", "--workers", "3", "--resume"], &[]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(!output.status.success());
-    assert!(stderr.contains("resume with the same --cluster and --workers"), "{stderr}");
+    assert!(stderr.contains("resume with the same processes and workers per process"), "{stderr}");
+    assert!(stderr.contains("--cluster (or --hostfile) and --workers"), "{stderr}");
 }
 
 #[test]

@@ -174,7 +174,7 @@ fn read_manifest(dir: &Path, process: usize, material: Material, peers: usize) -
         Some(level) if text == manifest_text(material, peers, level) => Ok(Some(level)),
         _ => Err(ClusterError::Checkpoint(format!(
             "{} is not a checkpoint of this solve of {material} on {peers} workers (resume with the same \
-             --cluster and --workers, or delete {} to start afresh)",
+             processes and workers per process, or delete {} to start afresh)",
             path.display(),
             dir.display()
         ))),

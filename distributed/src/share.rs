@@ -13,7 +13,7 @@
 use std::ops::Range;
 
 use shogi4_engine::MaterialIndex;
-use shogi4_tablebase::{FirstLook, Value, OVERFLOW_CODE};
+use shogi4_tablebase::{level_rule, FirstLook, Value, OVERFLOW_CODE};
 
 /// Which worker owns which slots: `peers` contiguous ranges of (nearly) equal size, in worker
 /// order, so that the table is the shares laid end to end.
@@ -185,20 +185,17 @@ impl Share {
         if self.is_decided(i) {
             return;
         }
-        // Level n holds losses when n is even (every predecessor wins) and wins when n is
-        // odd (a predecessor loses once its last undecided move is accounted for).
-        let decided = n.is_multiple_of(2) || {
+        let count_down = || {
+            let before = self.state[i];
             self.state[i] -= 1;
-            self.state[i] == 0
+            before
         };
-        if decided {
+        if level_rule::decides(n, count_down) {
             let dtw = n + 1;
-            let code = if dtw <= self.max_inline {
-                Value::from_dtw(dtw).encode()
-            } else {
+            let code = level_rule::code_for(dtw, self.max_inline);
+            if code == OVERFLOW_CODE {
                 self.overflow.push((slot, dtw));
-                OVERFLOW_CODE
-            };
+            }
             self.decide(i, code);
         }
     }

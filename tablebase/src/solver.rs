@@ -99,6 +99,34 @@ impl FirstLook {
     }
 }
 
+/// The level rule both solvers apply (this one and the distributed one): what an update of
+/// level `n` does to an undecided predecessor, and the byte a decided slot gets.
+pub mod level_rule {
+    use crate::value::{Value, OVERFLOW_CODE};
+
+    /// Whether an update of level `n` decides its undecided predecessor. Level `n` holds
+    /// losses when `n` is even, so every predecessor wins; and wins when `n` is odd, so a
+    /// predecessor loses once its last open move is accounted for. `count_down` takes one
+    /// open move off the predecessor's counter and returns the counter as it was: it is only
+    /// called at odd levels, and a counter reaches zero exactly once, on its last open move,
+    /// so no decrement ever lands on a byte that already holds a value.
+    #[inline]
+    pub fn decides(n: u32, count_down: impl FnOnce() -> u8) -> bool {
+        n.is_multiple_of(2) || count_down() == 1
+    }
+
+    /// The byte of a slot decided at distance `dtw`: its value's code, or [`OVERFLOW_CODE`]
+    /// past `max_inline` (the distance then goes to the overflow list).
+    #[inline]
+    pub fn code_for(dtw: u32, max_inline: u32) -> u8 {
+        if dtw <= max_inline {
+            Value::from_dtw(dtw).encode()
+        } else {
+            OVERFLOW_CODE
+        }
+    }
+}
+
 /// Slots per word of marks: each has a decided bit (even) and a frontier bit (odd) beside it,
 /// so that deciding a slot sets both in one atomic operation on one cache line.
 const SLOTS_PER_MARK_WORD: u64 = 32;
@@ -243,7 +271,7 @@ pub fn solve_with_inline_limit(
     // (At a loss level only the decrement that reached zero gets here, and no decrement can
     // follow it.)
     let set_decided = |slot: u64, dtw: u32| {
-        let code = if dtw <= max_inline { Value::from_dtw(dtw).encode() } else { OVERFLOW_CODE };
+        let code = level_rule::code_for(dtw, max_inline);
         state[slot as usize].store(code, Relaxed);
         let decided = decided_mark(slot);
         let on_frontier = code != OVERFLOW_CODE && dtw >= 3;
@@ -289,12 +317,7 @@ pub fn solve_with_inline_limit(
             if is_decided(p) {
                 continue;
             }
-            // Level n holds losses when n is even (every predecessor wins) and wins when n is
-            // odd (a predecessor loses once its last undecided move is accounted for). Its
-            // counter reaches zero exactly once, on its last open move, so no decrement ever
-            // lands on a byte that already holds a value.
-            let decided = n.is_multiple_of(2) || state[p as usize].fetch_sub(1, Relaxed) == 1;
-            if decided {
+            if level_rule::decides(n, || state[p as usize].fetch_sub(1, Relaxed)) {
                 set_decided(p, n + 1);
             }
         }

@@ -155,7 +155,15 @@ fn solve_here(material: Material, topology: Topology, options: &Options, out: &m
             Event::Writing => eprintln!("  writing the table"),
         }
     });
-    let outcome = solve(job, topology.clone()).map_err(|e| CliError::Cluster(e.to_string()))?;
+    let outcome = solve(job, topology.clone()).map_err(|e| {
+        // The library speaks of the cluster's shape; here that is two flags. A refusal may
+        // reach this process as its own error or as a peer's reason, which is text.
+        let message = e.to_string();
+        match message.contains("checkpoint refused") {
+            true => CliError::Cluster(format!("{message}; the shape is --cluster (or --hostfile) and --workers")),
+            false => CliError::Cluster(message),
+        }
+    })?;
     if let Some(outcome) = outcome {
         report(material, &topology, &outcome, json, out).map_err(io_error)?;
     }
@@ -186,7 +194,7 @@ fn report(
             path: outcome.path.display().to_string(),
             outcomes: (&outcome.statistics).into(),
         };
-        return writeln!(out, "{}", serde_json::to_string(&report).expect("reports serialise"));
+        return writeln!(out, "{}", super::json_line(&report));
     }
     writeln!(out, "{material}: {} positions", grouped(outcome.statistics.positions))?;
     write!(out, "{}", outcomes_text(&outcome.statistics, "  "))?;

@@ -52,9 +52,15 @@ pub fn percent(part: u64, whole: u64) -> String {
     format!("{:.1}%", 100.0 * part as f64 / whole.max(1) as f64)
 }
 
-/// Prints one report as a line of JSON.
+/// Prints one report as a line of JSON, its keys in alphabetical order (as the reports were
+/// printed before they had types, so that their bytes did not change).
 pub fn print_json(report: &impl serde::Serialize) {
-    println!("{}", serde_json::to_string(report).expect("reports serialise"));
+    println!("{}", json_line(report));
+}
+
+/// One report as a line of JSON, keys in alphabetical order.
+pub fn json_line(report: &impl serde::Serialize) -> String {
+    serde_json::to_value(report).expect("reports serialise").to_string()
 }
 
 /// Wins, losses, draws (counts and percentages) and the longest distance, one per line.
