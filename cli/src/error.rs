@@ -5,7 +5,7 @@ use std::fmt;
 
 use shogi4_api::{Problem, ProblemType};
 use shogi4_engine::{NotationError, ParseMaterialError};
-use shogi4_tablebase::{ProbeError, TableError};
+use shogi4_tablebase::{ProbeError, SolveError, TableError};
 
 /// Why a command failed.
 #[derive(Debug)]
@@ -16,6 +16,9 @@ pub enum CliError {
     Material(ParseMaterialError),
     /// A table could not be read or written.
     Table(TableError),
+    /// A solve failed: too large for the memory allowed, its checkpoint refused, or its table
+    /// not written.
+    Solve(SolveError),
     /// A position could not be answered.
     Probe(ProbeError),
     /// The proof store could not be opened, read or written.
@@ -36,7 +39,8 @@ impl fmt::Display for CliError {
             CliError::Position(text, e) => write!(f, "position {text:?}: {e}"),
             CliError::Material(e) => write!(f, "{e}"),
             // The library says what is wrong; which flag changes it is the CLI's to say.
-            CliError::Table(e @ TableError::TooLarge { .. }) => write!(f, "{e}; the limit is --max-memory"),
+            CliError::Solve(e @ SolveError::TooLarge { .. }) => write!(f, "{e}; the limit is --max-memory"),
+            CliError::Solve(e) => write!(f, "{e}"),
             CliError::Table(e) => write!(f, "{e}"),
             CliError::Probe(e) => write!(f, "{e}"),
             CliError::Store(e) => write!(f, "{e}"),
@@ -53,6 +57,7 @@ impl std::error::Error for CliError {
             CliError::Position(_, e) => Some(e),
             CliError::Material(e) => Some(e),
             CliError::Table(e) => Some(e),
+            CliError::Solve(e) => Some(e),
             CliError::Probe(e) => Some(e),
             CliError::Store(e) => Some(e),
             CliError::AuditFailed(_) | CliError::Usage(_) | CliError::Cluster(_) | CliError::Certificate(_) => None,
@@ -69,7 +74,7 @@ impl CliError {
             CliError::Probe(e @ ProbeError::NoTable { .. }) => Problem::from_probe(e),
             CliError::Probe(e) => Problem { detail: e.to_string(), ..Problem::from_probe(e) },
             CliError::Material(_) | CliError::Usage(_) => Problem::new(ProblemType::BadRequest, self.to_string()),
-            CliError::Table(_) => Problem::new(ProblemType::TableUnusable, self.to_string()),
+            CliError::Table(_) | CliError::Solve(_) => Problem::new(ProblemType::TableUnusable, self.to_string()),
             CliError::Store(_) => Problem::new(ProblemType::ProofStore, self.to_string()),
             CliError::AuditFailed(_) => Problem::new(ProblemType::AuditFailed, self.to_string()),
             CliError::Cluster(_) => Problem::new(ProblemType::ClusterFailed, self.to_string()),
@@ -87,6 +92,12 @@ impl From<ParseMaterialError> for CliError {
 impl From<TableError> for CliError {
     fn from(e: TableError) -> Self {
         CliError::Table(e)
+    }
+}
+
+impl From<SolveError> for CliError {
+    fn from(e: SolveError) -> Self {
+        CliError::Solve(e)
     }
 }
 

@@ -218,17 +218,6 @@ pub enum TableError {
     BadOverflow(&'static str),
     /// A value byte that cannot be decoded (a 255 byte without an overflow entry).
     Corrupt(CorruptValue),
-    /// Solving the game would need more memory than allowed; nothing was written.
-    TooLarge {
-        /// The closed game.
-        material: Material,
-        /// Bytes the solve needs.
-        needed: u64,
-        /// Bytes allowed (the caller's limit, or what the system has available).
-        limit: u64,
-    },
-    /// A solve's checkpoint cannot be resumed from.
-    Checkpoint(crate::CheckpointError),
     /// A compressed section that cannot be read: malformed, or a block failing its checksum.
     Compressed(crate::compressed::DecodeError),
     /// The file's name and the material in its header disagree.
@@ -309,23 +298,6 @@ impl fmt::Display for TableError {
             }
             TableError::BadOverflow(what) => write!(f, "bad overflow table: {what}"),
             TableError::Corrupt(e) => write!(f, "corrupt value: {e}"),
-            TableError::TooLarge { material, needed, limit } => {
-                let size = |b: u64| {
-                    if b < 1 << 30 {
-                        format!("{} MiB", b.div_ceil(1 << 20))
-                    } else {
-                        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
-                    }
-                };
-                write!(
-                    f,
-                    "solving {material} needs about {} of memory but {} are allowed (allow more, or use a bigger \
-                     machine); nothing was written",
-                    size(*needed),
-                    size(*limit)
-                )
-            }
-            TableError::Checkpoint(e) => write!(f, "{e}"),
             TableError::Compressed(crate::compressed::DecodeError::Malformed(what)) => {
                 write!(f, "malformed compressed section: {what}")
             }
@@ -348,21 +320,80 @@ impl std::error::Error for TableError {
         match self {
             TableError::Io(_, e) => Some(e),
             TableError::Corrupt(e) => Some(e),
-            TableError::Checkpoint(e) => Some(e),
             _ => None,
         }
-    }
-}
-
-impl From<crate::CheckpointError> for TableError {
-    fn from(e: crate::CheckpointError) -> Self {
-        TableError::Checkpoint(e)
     }
 }
 
 impl From<CorruptValue> for TableError {
     fn from(e: CorruptValue) -> Self {
         TableError::Corrupt(e)
+    }
+}
+
+/// Why a solve into a table directory failed: the solver's layer over [`TableError`] (the
+/// files').
+#[derive(Debug)]
+pub enum SolveError {
+    /// A table or the directory could not be read or written.
+    Table(TableError),
+    /// Solving the game would need more memory than allowed; nothing was written.
+    TooLarge {
+        /// The closed game.
+        material: Material,
+        /// Bytes the solve needs.
+        needed: u64,
+        /// Bytes allowed (the caller's limit, or what the system has available).
+        limit: u64,
+    },
+    /// A solve's checkpoint cannot be resumed from.
+    Checkpoint(crate::CheckpointError),
+}
+
+impl fmt::Display for SolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SolveError::Table(e) => write!(f, "{e}"),
+            SolveError::TooLarge { material, needed, limit } => {
+                let size = |b: u64| {
+                    if b < 1 << 30 {
+                        format!("{} MiB", b.div_ceil(1 << 20))
+                    } else {
+                        format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+                    }
+                };
+                write!(
+                    f,
+                    "solving {material} needs about {} of memory but {} are allowed (allow more, or use a bigger \
+                     machine); nothing was written",
+                    size(*needed),
+                    size(*limit)
+                )
+            }
+            SolveError::Checkpoint(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for SolveError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            SolveError::Table(e) => Some(e),
+            SolveError::Checkpoint(e) => Some(e),
+            SolveError::TooLarge { .. } => None,
+        }
+    }
+}
+
+impl From<TableError> for SolveError {
+    fn from(e: TableError) -> Self {
+        SolveError::Table(e)
+    }
+}
+
+impl From<crate::CheckpointError> for SolveError {
+    fn from(e: crate::CheckpointError) -> Self {
+        SolveError::Checkpoint(e)
     }
 }
 

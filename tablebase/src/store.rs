@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use shogi4_engine::{Material, MaterialIndex};
 
 use crate::checkpoint::Checkpoints;
-use crate::format::{TableError, EXTENSION};
+use crate::format::{SolveError, TableError, EXTENSION};
 use crate::memory::{available_memory, solve_memory_needed};
 use crate::progress::Progress;
 use crate::solver::{solve_resumable, Solution};
@@ -141,7 +141,7 @@ impl TableDir {
         checkpoint_every: Option<std::time::Duration>,
         progress: &dyn Progress,
         mut on_event: impl FnMut(SolveEvent<'_>),
-    ) -> Result<(), TableError> {
+    ) -> Result<(), SolveError> {
         let mut materials = materials.to_vec();
         materials.sort();
         materials.dedup();
@@ -163,7 +163,7 @@ impl TableDir {
             for &material in &to_solve {
                 let needed = solve_memory_needed(MaterialIndex::new(material).slots());
                 if needed > limit {
-                    return Err(TableError::TooLarge { material, needed, limit });
+                    return Err(SolveError::TooLarge { material, needed, limit });
                 }
             }
         }
