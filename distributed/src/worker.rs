@@ -224,86 +224,185 @@ fn unwire(w: WireStatistics) -> Statistics {
 }
 
 fn solve_worker(worker: &mut Worker, job: &Job, place: Place) -> Result<Option<Outcome>, ClusterError> {
-    let started = Instant::now();
-    let (me, peers) = (worker.index(), worker.peers());
-    let index = MaterialIndex::new(job.material);
-    let partition = Partition::new(index.slots(), peers);
-    let share = Rc::new(RefCell::new(Share::new(partition.range(me), job.max_inline)));
-    let mut network = Network::build(worker, share.clone(), partition);
-    let identity = Identity { index: &index, peers, worker: me };
-    let dir = checkpoint::dir_of(&job.out, job.material);
-    let local_workers = place.process * place.per_process..(place.process + 1) * place.per_process;
-    let leader = me == local_workers.start;
-    let process_of = |w: usize| w / place.per_process;
-    let report = |event: Event| {
-        if me == 0 {
-            (job.events)(&event)
+    let mut run = Run::new(worker, job, place);
+    let resumed_after = run.agree_on_resume()?;
+    let start = run.init(resumed_after)?;
+    report(&run, Event::Started { peers: run.peers, slots: run.index.slots(), resumed_after });
+    let mut totals = Totals { edges: start.edges, ..Totals::default() };
+    let mut n = resumed_after.map_or(0, |level| level + 1);
+    loop {
+        let (summary, checkpoint_due) = run.level(n, start.all_wins_in_one)?;
+        totals.edges += summary.edges;
+        totals.exchanged += summary.exchanged;
+        totals.network += summary.network;
+        report(&run, Event::Level(summary));
+        // Levels above 1 are only ever created by the level before them.
+        if summary.decided == 0 && n >= 1 {
+            break;
         }
-    };
-    // A failure is reported in the next round's note, so that every worker stops together.
-    let mut problem: Option<String> = None;
-    let note = |problem: &mut Option<String>| Note { worker: me, problem: problem.take(), ..Note::default() };
+        // Level 1 is a formality (its count comes from init), so the first checkpoint that a
+        // resume can use follows it, as in the in-memory solver.
+        if checkpoint_due && n >= 1 {
+            run.checkpoint(n, start.wins_in_one)?;
+            report(&run, Event::Checkpointed(n));
+        }
+        n += 1;
+    }
+    run.write_table(totals, resumed_after)
+}
 
-    // The resume level: the last one every worker can restore.
-    let mut first = note(&mut problem);
-    if job.checkpoint_every.is_some() {
-        match identity.restorable(&dir, place.process) {
-            Ok(levels) => first.restorable = levels,
-            Err(e) => first.problem = Some(e.to_string()),
+/// Reports an event, from worker 0 only.
+fn report(run: &Run, event: Event) {
+    if run.me == 0 {
+        (run.job.events)(&event)
+    }
+}
+
+/// Counts summed over the levels.
+#[derive(Default)]
+struct Totals {
+    edges: u64,
+    exchanged: u64,
+    network: u64,
+}
+
+/// What init (or the restored shares) leaves for the levels.
+struct Started {
+    /// This worker's wins in 1.
+    wins_in_one: u64,
+    /// Every worker's.
+    all_wins_in_one: u64,
+    /// Edges counted by init, everywhere.
+    edges: u64,
+}
+
+/// One worker's solve, phase by phase; each phase ends in rounds that every worker runs in
+/// step, and a failure anywhere is carried in the next round's note, so that every worker
+/// stops together.
+struct Run<'w, 'j> {
+    worker: &'w mut Worker,
+    job: &'j Job,
+    place: Place,
+    me: usize,
+    peers: usize,
+    index: MaterialIndex,
+    partition: Partition,
+    share: Rc<RefCell<Share>>,
+    network: Network,
+    dir: std::path::PathBuf,
+    started: Instant,
+    /// A failure to report in the next note.
+    problem: Option<String>,
+    last_checkpoint: Instant,
+    last_write: Duration,
+    batch: Vec<u64>,
+}
+
+impl<'w, 'j> Run<'w, 'j> {
+    fn new(worker: &'w mut Worker, job: &'j Job, place: Place) -> Run<'w, 'j> {
+        let started = Instant::now();
+        let (me, peers) = (worker.index(), worker.peers());
+        let index = MaterialIndex::new(job.material);
+        let partition = Partition::new(index.slots(), peers);
+        let share = Rc::new(RefCell::new(Share::new(partition.range(me), job.max_inline)));
+        let network = Network::build(worker, share.clone(), partition);
+        let dir = checkpoint::dir_of(&job.out, job.material);
+        let batch = Vec::with_capacity(job.batch + 2048);
+        Run {
+            worker,
+            job,
+            place,
+            me,
+            peers,
+            index,
+            partition,
+            share,
+            network,
+            dir,
+            started,
+            problem: None,
+            last_checkpoint: Instant::now(),
+            last_write: Duration::ZERO,
+            batch,
         }
     }
-    let notes = network.round(worker, first)?;
-    let common =
-        notes[0].restorable.iter().copied().filter(|level| notes.iter().all(|n| n.restorable.contains(level))).max();
 
-    // Init, or the restored shares.
-    let mut after_init = note(&mut problem);
-    let wins_in_one = match common {
-        Some(level) => match identity.read(&dir, &mut share.borrow_mut(), level) {
-            Ok(wins) => wins,
-            Err(e) => {
-                after_init.problem = Some(e.to_string());
-                0
+    fn identity(&self) -> Identity<'_> {
+        Identity { index: &self.index, peers: self.peers, worker: self.me }
+    }
+
+    /// This worker's process's workers.
+    fn local_workers(&self) -> std::ops::Range<usize> {
+        self.place.process * self.place.per_process..(self.place.process + 1) * self.place.per_process
+    }
+
+    /// This round's note, carrying the failure to report if there is one.
+    fn note(&mut self) -> Note {
+        Note { worker: self.me, problem: self.problem.take(), ..Note::default() }
+    }
+
+    fn round(&mut self, note: Note) -> Result<Vec<Note>, ClusterError> {
+        self.network.round(self.worker, note)
+    }
+
+    /// The resume level: the last one every worker can restore.
+    fn agree_on_resume(&mut self) -> Result<Option<u32>, ClusterError> {
+        let mut first = self.note();
+        if self.job.checkpoint_every.is_some() {
+            match self.identity().restorable(&self.dir, self.place.process) {
+                Ok(levels) => first.restorable = levels,
+                Err(e) => first.problem = Some(e.to_string()),
             }
-        },
-        None => {
-            let counts = share.borrow_mut().init(&index);
-            after_init.edges = counts.edges;
-            counts.wins_in_one
         }
-    };
-    after_init.found = wins_in_one;
-    let notes = network.round(worker, after_init)?;
-    let all_wins_in_one: u64 = notes.iter().map(|n| n.found).sum();
-    let mut edges: u64 = notes.iter().map(|n| n.edges).sum();
-    let (mut exchanged, mut network_updates) = (0, 0);
-    report(Event::Started { peers, slots: index.slots(), resumed_after: common });
+        let notes = self.round(first)?;
+        Ok(notes[0].restorable.iter().copied().filter(|level| notes.iter().all(|n| n.restorable.contains(level))).max())
+    }
 
-    let mut n = common.map_or(0, |level| level + 1);
-    let mut last_checkpoint = Instant::now();
-    let mut last_write = Duration::ZERO;
-    let mut batch = Vec::with_capacity(job.batch + 2048);
-    loop {
+    /// Init, or the shares restored after level `resumed_after`.
+    fn init(&mut self, resumed_after: Option<u32>) -> Result<Started, ClusterError> {
+        let mut after_init = self.note();
+        let wins_in_one = match resumed_after {
+            Some(level) => match self.identity().read(&self.dir, &mut self.share.borrow_mut(), level) {
+                Ok(wins) => wins,
+                Err(e) => {
+                    after_init.problem = Some(e.to_string());
+                    0
+                }
+            },
+            None => {
+                let counts = self.share.borrow_mut().init(&self.index);
+                after_init.edges = counts.edges;
+                counts.wins_in_one
+            }
+        };
+        after_init.found = wins_in_one;
+        let notes = self.round(after_init)?;
+        let all_wins_in_one = notes.iter().map(|n| n.found).sum();
+        Ok(Started { wins_in_one, all_wins_in_one, edges: notes.iter().map(|n| n.edges).sum() })
+    }
+
+    /// Level `n`: rounds of scanning and sending updates until every worker is done; its
+    /// summary, and whether any worker's clock says a checkpoint is due.
+    fn level(&mut self, n: u32, all_wins_in_one: u64) -> Result<(LevelSummary, bool), ClusterError> {
         let mut summary = LevelSummary { level: n, ..LevelSummary::default() };
-        let mut next = 0;
-        let mut done = false;
-        let checkpoint_due;
+        let (mut next, mut done) = (0, false);
+        let process_of = |w: usize, per_process: usize| w / per_process;
         loop {
             let mut scanned = Scanned { done: true, ..Scanned::default() };
-            let mut mine = note(&mut problem);
+            let mut mine = self.note();
             if n == 1 {
                 // Wins in 1 only count down, and init did that; the level is a formality.
-                scanned.found = if me == 0 { all_wins_in_one } else { 0 };
+                scanned.found = if self.me == 0 { all_wins_in_one } else { 0 };
             } else if !done {
-                scanned = share.borrow().scan(&index, n, &mut next, job.batch, &mut batch);
-                for &slot in &batch {
-                    let owner = partition.owner(slot);
-                    mine.exchanged += u64::from(owner != me);
-                    mine.network += u64::from(process_of(owner) != place.process);
+                scanned = self.share.borrow().scan(&self.index, n, &mut next, self.job.batch, &mut self.batch);
+                for &slot in &self.batch {
+                    let owner = self.partition.owner(slot);
+                    mine.exchanged += u64::from(owner != self.me);
+                    mine.network += u64::from(process_of(owner, self.place.per_process) != self.place.process);
                 }
-                batch.iter_mut().for_each(|slot| *slot = pack(*slot, n));
-                network.updates.send_batch(&mut batch);
-                batch.clear();
+                self.batch.iter_mut().for_each(|slot| *slot = pack(*slot, n));
+                self.network.updates.send_batch(&mut self.batch);
+                self.batch.clear();
             }
             done = scanned.done;
             mine.found = scanned.found;
@@ -311,10 +410,10 @@ fn solve_worker(worker: &mut Worker, job: &Job, place: Place) -> Result<Option<O
             mine.done = done;
             // Zero means after every level; otherwise at most every `every`, and never sooner
             // than 20 times the last write took (so checkpoints cost at most a twentieth).
-            mine.checkpoint_due = job
-                .checkpoint_every
-                .is_some_and(|every| every.is_zero() || last_checkpoint.elapsed() >= every.max(20 * last_write));
-            let notes = network.round(worker, mine)?;
+            let (since, last_write) = (self.last_checkpoint.elapsed(), self.last_write);
+            mine.checkpoint_due =
+                self.job.checkpoint_every.is_some_and(|every| every.is_zero() || since >= every.max(20 * last_write));
+            let notes = self.round(mine)?;
             summary.rounds += 1;
             for n in &notes {
                 summary.decided += n.found;
@@ -323,111 +422,107 @@ fn solve_worker(worker: &mut Worker, job: &Job, place: Place) -> Result<Option<O
                 summary.network += n.network;
             }
             if notes.iter().all(|n| n.done) {
-                checkpoint_due = notes.iter().any(|n| n.checkpoint_due);
+                summary.elapsed = self.started.elapsed().as_secs_f64();
+                return Ok((summary, notes.iter().any(|n| n.checkpoint_due)));
+            }
+        }
+    }
+
+    /// Every worker writes its share after level `n`; past the round, all of them are on disk,
+    /// and each process's leader commits its manifest.
+    fn checkpoint(&mut self, n: u32, wins_in_one: u64) -> Result<(), ClusterError> {
+        let writing = Instant::now();
+        let mut written = self.note();
+        if let Err(e) = self.identity().write(&self.dir, &self.share.borrow(), n, wins_in_one) {
+            written.problem = Some(e.to_string());
+        }
+        self.last_write = writing.elapsed();
+        self.round(written)?;
+        let local = self.local_workers();
+        if self.me == local.start {
+            let committed = checkpoint::commit(&self.dir, self.place.process, local, self.job.material, self.peers, n);
+            self.problem = committed.err().map(|e| e.to_string());
+        }
+        self.last_checkpoint = Instant::now();
+        Ok(())
+    }
+
+    /// The table: statistics and overflow entries to everyone, then the shares' bytes to
+    /// worker 0, which writes them at their slots; then, once everyone knows it is written,
+    /// the checkpoints go.
+    fn write_table(&mut self, totals: Totals, resumed_after: Option<u32>) -> Result<Option<Outcome>, ClusterError> {
+        let mut closing = self.note();
+        {
+            let mut share = self.share.borrow_mut();
+            share.settle();
+            closing.statistics = Some(wire(Statistics::of_values(&share.state, &share.overflow)));
+            closing.overflow = share.overflow.clone();
+        }
+        let notes = self.round(closing)?;
+        report(self, Event::Writing);
+        let mut writer = None;
+        if self.me == 0 {
+            let mut statistics = Statistics::default();
+            let mut overflow = Vec::new();
+            for n in notes {
+                statistics.merge(&unwire(n.statistics.unwrap_or_default()));
+                overflow.extend(n.overflow);
+            }
+            overflow.sort_unstable();
+            match TableWriter::create(&self.job.out, self.job.material, self.index.slots(), &statistics, &overflow) {
+                Ok(w) => writer = Some((w, statistics)),
+                Err(e) => self.problem = Some(e.to_string()),
+            }
+        }
+        let block = ((16 << 20) / self.peers).clamp(64 << 10, 4 << 20);
+        let mut sent = 0;
+        loop {
+            let mut mine = self.note();
+            {
+                let share = self.share.borrow();
+                let end = (sent + block).min(share.state.len());
+                if sent < end {
+                    self.network.blocks.send((share.range.start + sent as u64, share.state[sent..end].to_vec()));
+                }
+                sent = end;
+                mine.done = sent == share.state.len();
+            }
+            let notes = self.round(mine)?;
+            if let Some((w, _)) = writer.as_mut() {
+                for (slot, bytes) in self.network.received_blocks.borrow_mut().drain(..) {
+                    if let Err(e) = w.write_values(slot, &bytes) {
+                        self.problem.get_or_insert(e.to_string());
+                    }
+                }
+            }
+            if notes.iter().all(|n| n.done) {
                 break;
             }
         }
-        summary.elapsed = started.elapsed().as_secs_f64();
-        edges += summary.edges;
-        exchanged += summary.exchanged;
-        network_updates += summary.network;
-        report(Event::Level(summary));
-        // Levels above 1 are only ever created by the level before them.
-        if summary.decided == 0 && n >= 1 {
-            break;
-        }
-        // Level 1 is a formality (its count comes from init), so the first checkpoint that a
-        // resume can use follows it, as in the in-memory solver.
-        if checkpoint_due && n >= 1 {
-            let writing = Instant::now();
-            let mut written = note(&mut problem);
-            if let Err(e) = identity.write(&dir, &share.borrow(), n, wins_in_one) {
-                written.problem = Some(e.to_string());
-            }
-            last_write = writing.elapsed();
-            // Past this round every worker's share after level n is on disk.
-            network.round(worker, written)?;
-            if leader {
-                let committed = checkpoint::commit(&dir, place.process, local_workers.clone(), job.material, peers, n);
-                problem = committed.err().map(|e| e.to_string());
-            }
-            last_checkpoint = Instant::now();
-            report(Event::Checkpointed(n));
-        }
-        n += 1;
-    }
-
-    // The table: statistics and overflow entries to everyone, then the shares' bytes to
-    // worker 0, which writes them at their slots.
-    let mut closing = note(&mut problem);
-    {
-        let mut share = share.borrow_mut();
-        share.settle();
-        closing.statistics = Some(wire(Statistics::of_values(&share.state, &share.overflow)));
-        closing.overflow = share.overflow.clone();
-    }
-    let notes = network.round(worker, closing)?;
-    report(Event::Writing);
-    let mut writer = None;
-    if me == 0 {
-        let mut statistics = Statistics::default();
-        let mut overflow = Vec::new();
-        for n in notes {
-            statistics.merge(&unwire(n.statistics.unwrap_or_default()));
-            overflow.extend(n.overflow);
-        }
-        overflow.sort_unstable();
-        match TableWriter::create(&job.out, job.material, index.slots(), &statistics, &overflow) {
-            Ok(w) => writer = Some((w, statistics)),
-            Err(e) => problem = Some(e.to_string()),
-        }
-    }
-    let block = ((16 << 20) / peers).clamp(64 << 10, 4 << 20);
-    let mut sent = 0;
-    loop {
-        let mut mine = note(&mut problem);
-        {
-            let share = share.borrow();
-            let end = (sent + block).min(share.state.len());
-            if sent < end {
-                network.blocks.send((share.range.start + sent as u64, share.state[sent..end].to_vec()));
-            }
-            sent = end;
-            mine.done = sent == share.state.len();
-        }
-        let notes = network.round(worker, mine)?;
-        if let Some((w, _)) = writer.as_mut() {
-            for (slot, bytes) in network.received_blocks.borrow_mut().drain(..) {
-                if let Err(e) = w.write_values(slot, &bytes) {
-                    problem.get_or_insert(e.to_string());
+        let mut outcome = None;
+        if let Some((w, statistics)) = writer {
+            match w.finish() {
+                Ok(path) => {
+                    outcome = Some(Outcome {
+                        path,
+                        statistics,
+                        seconds: self.started.elapsed().as_secs_f64(),
+                        edges: totals.edges,
+                        exchanged: totals.exchanged,
+                        network: totals.network,
+                        resumed_after,
+                    })
                 }
+                Err(e) => self.problem = Some(e.to_string()),
             }
         }
-        if notes.iter().all(|n| n.done) {
-            break;
+        // Whether the table is written, for everyone: only then do the checkpoints go.
+        let last = self.note();
+        self.round(last)?;
+        let local = self.local_workers();
+        if self.me == local.start && self.job.checkpoint_every.is_some() {
+            checkpoint::remove(&self.dir, self.place.process, local, self.peers);
         }
+        Ok(outcome)
     }
-    let mut outcome = None;
-    if let Some((w, statistics)) = writer {
-        match w.finish() {
-            Ok(path) => {
-                outcome = Some(Outcome {
-                    path,
-                    statistics,
-                    seconds: started.elapsed().as_secs_f64(),
-                    edges,
-                    exchanged,
-                    network: network_updates,
-                    resumed_after: common,
-                })
-            }
-            Err(e) => problem = Some(e.to_string()),
-        }
-    }
-    // Whether the table is written, for everyone: only then do the checkpoints go.
-    network.round(worker, note(&mut problem))?;
-    if leader && job.checkpoint_every.is_some() {
-        checkpoint::remove(&dir, place.process, local_workers, peers);
-    }
-    Ok(outcome)
 }
