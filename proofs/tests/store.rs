@@ -188,23 +188,32 @@ fn a_read_only_store_is_served_and_never_written() {
     assert_eq!(std::fs::read(&path).unwrap(), before, "a read-only store was written");
 }
 
+/// A store at `path` with 20,000 unknowns; its records and its file's bytes.
+fn a_store_of_20_000_records(path: &std::path::Path) -> (Vec<(u128, Outcome)>, Vec<u8>) {
+    let many: Vec<(u128, Outcome)> =
+        (1..=20_000u128).map(|k| (k * 7919, Outcome::Unknown { no_result_within: (k % 40) as u32 })).collect();
+    ProofStore::open(path).unwrap().0.record(&many).unwrap();
+    (many, std::fs::read(path).unwrap())
+}
+
+/// `bytes` with one page scribbled over, somewhere else for each `round` (0 to 4).
+fn scribbled(bytes: &[u8], round: usize) -> Vec<u8> {
+    let mut damaged = bytes.to_vec();
+    let at = damaged.len() * (round + 1) / 6 / 4096 * 4096;
+    for b in &mut damaged[at..at + 4096] {
+        *b ^= 0x5A;
+    }
+    damaged
+}
+
 #[test]
 fn damage_keeps_what_is_readable_and_a_bounded_number_of_copies() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("proofs.redb");
-    let many: Vec<(u128, Outcome)> =
-        (1..=20_000u128).map(|k| (k * 7919, Outcome::Unknown { no_result_within: (k % 40) as u32 })).collect();
-    ProofStore::open(&path).unwrap().0.record(&many).unwrap();
-    let bytes = std::fs::read(&path).unwrap();
+    let (many, bytes) = a_store_of_20_000_records(&path);
     let mut salvaged_any = false;
     for round in 0..5 {
-        // Scribble over one page, somewhere else each round.
-        let mut damaged = bytes.clone();
-        let at = damaged.len() * (round + 1) / 6 / 4096 * 4096;
-        for b in &mut damaged[at..at + 4096] {
-            *b ^= 0x5A;
-        }
-        std::fs::write(&path, &damaged).unwrap();
+        std::fs::write(&path, scribbled(&bytes, round)).unwrap();
         let (store, opened) = ProofStore::open(&path).unwrap();
         if let Opened::Rebuilt { salvaged, .. } = opened {
             salvaged_any |= salvaged > 0;
@@ -232,18 +241,10 @@ fn damage_keeps_what_is_readable_and_a_bounded_number_of_copies() {
 fn a_store_opened_unchecked_is_repaired_in_place_by_its_later_walk() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("proofs.redb");
-    let many: Vec<(u128, Outcome)> =
-        (1..=20_000u128).map(|k| (k * 7919, Outcome::Unknown { no_result_within: (k % 40) as u32 })).collect();
-    ProofStore::open(&path).unwrap().0.record(&many).unwrap();
-    let bytes = std::fs::read(&path).unwrap();
+    let (_, bytes) = a_store_of_20_000_records(&path);
     let mut repaired = 0;
     for round in 0..5 {
-        let mut damaged = bytes.clone();
-        let at = damaged.len() * (round + 1) / 6 / 4096 * 4096;
-        for b in &mut damaged[at..at + 4096] {
-            *b ^= 0x5A;
-        }
-        std::fs::write(&path, &damaged).unwrap();
+        std::fs::write(&path, scribbled(&bytes, round)).unwrap();
         let Ok((store, Opened::Fine)) = ProofStore::open_unchecked(&path) else { continue };
         match store.check_and_repair().unwrap() {
             Opened::Fine => {}
