@@ -222,6 +222,9 @@ pub struct ProveReport {
     pub store_bytes: u64,
     /// The process's peak resident memory (null where it cannot be read).
     pub peak_memory_bytes: Option<u64>,
+    /// The most-proving line of the last step: the moves from the start to the position it
+    /// searched.
+    pub line: Vec<String>,
 }
 
 /// Proof and disproof numbers of the two questions asked of the start.

@@ -176,6 +176,13 @@ enum Command {
         /// Transposition table size in MiB (1 to 65536).
         #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
         table_mb: usize,
+        /// Stop once the process's resident memory reaches this (bytes, or 512M, 20G, …); the
+        /// transposition table must fit well within it.
+        #[arg(long, default_value = "8G", value_parser = commands::solve::parse_size)]
+        max_memory: u64,
+        /// Stop once the store's file reaches this size (bytes, or 512M, 20G, …).
+        #[arg(long, default_value = "2G", value_parser = commands::solve::parse_size)]
+        max_store: u64,
     },
     /// Prove a position by search and write its proof certificate: the winner's move at each of
     /// its positions, with bounds that fall along every line (checked with `verify-proof`
@@ -339,13 +346,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
             commands::probe::search(&pos, &budget, json)
         }
-        Command::Prove { from, positions, minutes, store, ms, table_mb } => {
+        Command::Prove { from, positions, minutes, store, ms, table_mb, max_memory, max_store } => {
             let limits = shogi4_search::Limits {
                 time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
                 ..shogi4_search::Limits::nodes(u64::MAX)
             };
             let time = minutes.map(|m| std::time::Duration::from_secs(m.saturating_mul(60)));
-            let stop = commands::prove::Stop { positions, time };
+            let stop = commands::prove::Stop { positions, time, memory_bytes: max_memory, store_bytes: max_store };
             commands::prove::run(&from, &stop, &store, &limits, table_mb << 20, json)
         }
         Command::Certify { pos, out, ms, nodes, table_mb } => {

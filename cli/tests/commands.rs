@@ -139,6 +139,36 @@ fn prove_survives_kill_9_and_resumes() {
     assert!(summary["records"].as_u64().unwrap() > 40, "{summary}");
 }
 
+/// `shogi4 prove` keeps within its limits: a transposition table that leaves too little of
+/// the memory limit is refused before anything is written, and a store already at its size
+/// limit stops the run before its first search, with the reason and the store's knowledge of
+/// the replies reported.
+#[test]
+fn prove_keeps_within_its_memory_and_store_limits() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("proofs.redb");
+    let store_arg = store.to_str().unwrap();
+    let refused = shogi4(&["prove", "--table-mb", "64", "--max-memory", "100M", "--store", store_arg]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("does not fit a memory limit of 100 MiB"));
+    assert!(!store.exists(), "a refused run wrote its store");
+    let grown = shogi4(&["prove", "--positions", "20", "--ms", "20", "--table-mb", "4", "--store", store_arg, "--json"]);
+    assert!(grown.status.success(), "{}", String::from_utf8_lossy(&grown.stderr));
+    let grown: serde_json::Value = serde_json::from_str(stdout(&grown).trim()).unwrap();
+    assert_eq!(grown["ended"], "budget spent", "{grown}");
+    assert!(!grown["line"].as_array().unwrap().is_empty(), "{grown}");
+    let bytes = std::fs::metadata(&store).unwrap().len();
+    let limit = bytes.to_string();
+    let args = ["prove", "--positions", "20", "--ms", "20", "--table-mb", "4", "--max-store", &limit];
+    let stopped = shogi4(&[&args[..], &["--store", store_arg, "--json"]].concat());
+    assert!(stopped.status.success(), "{}", String::from_utf8_lossy(&stopped.stderr));
+    let stopped: serde_json::Value = serde_json::from_str(stdout(&stopped).trim()).unwrap();
+    assert_eq!(stopped["ended"], "the store's size limit is reached", "{stopped}");
+    assert_eq!(stopped["searched"], 0, "{stopped}");
+    assert_eq!(std::fs::metadata(&store).unwrap().len(), bytes, "the store grew past its limit");
+    assert_eq!(stopped["replies"]["a1a3"], grown["replies"]["a1a3"], "{stopped}");
+}
+
 /// What `shogi4 prove` records, searched or back-propagated, is what the table says: it is run
 /// from the longest win of a closed game (as if the game had no table), and every position
 /// within a few plies that the store then holds is checked against the table.

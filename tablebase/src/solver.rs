@@ -433,8 +433,18 @@ pub fn solve_with_inline_limit(
 
 /// Peak resident memory of this process in bytes (Linux `VmHWM`), if known.
 pub fn peak_rss_bytes() -> Option<u64> {
+    status_bytes("VmHWM:")
+}
+
+/// The process's resident memory now, where the system reports it (Linux).
+pub fn resident_bytes() -> Option<u64> {
+    status_bytes("VmRSS:")
+}
+
+/// A size in kB from `/proc/self/status`, by its field's name.
+fn status_bytes(field: &str) -> Option<u64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let line = status.lines().find(|l| l.starts_with(field))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }

@@ -41,7 +41,15 @@ pub struct Stop {
     pub positions: u64,
     /// Wall-clock time at most.
     pub time: Option<Duration>,
+    /// Resident memory at most: the run stops at the first step that finds it reached.
+    pub memory_bytes: u64,
+    /// Size of the store's file at most, checked the same way (a step adds a few records).
+    pub store_bytes: u64,
 }
+
+/// Memory the process needs besides the transposition table, before the graph grows: the
+/// binary, the store's cache, the first nodes.
+const BASE_MEMORY: u64 = 64 << 20;
 
 pub fn run(
     from: &str,
@@ -52,6 +60,14 @@ pub fn run(
     json: bool,
 ) -> Result<(), CliError> {
     let start = parse_position(from)?;
+    if table_bytes as u64 + BASE_MEMORY > stop.memory_bytes {
+        return Err(CliError::Usage(format!(
+            "a transposition table of {} MiB does not fit a memory limit of {} MiB with {} MiB to spare",
+            table_bytes >> 20,
+            stop.memory_bytes >> 20,
+            BASE_MEMORY >> 20
+        )));
+    }
     let (store, opened) = ProofStore::open(store_path)?;
     match opened {
         Opened::Rebuilt { aside, salvaged } => eprintln!(
@@ -69,6 +85,8 @@ pub fn run(
     let mut search = Search::new(table_bytes);
     let (mut searched, mut nodes) = (0u64, 0u64);
     let mut ended = "budget spent";
+    // The most-proving line of the last step: the moves from the start to the leaf searched.
+    let mut line: Vec<String> = Vec::new();
     while searched < stop.positions {
         if stop.time.is_some_and(|t| started.elapsed() >= t) {
             ended = "time is up";
@@ -78,10 +96,22 @@ pub fn run(
             ended = "the start is settled";
             break;
         }
-        let Some(leaf) = tree.most_proving() else {
+        let resident = shogi4_tablebase::resident_bytes().unwrap_or(0);
+        if resident >= stop.memory_bytes {
+            ended = "the memory limit is reached";
+            break;
+        }
+        let store_now = std::fs::metadata(store_path).map_or(0, |m| m.len());
+        if store_now >= stop.store_bytes {
+            ended = "the store's size limit is reached";
+            break;
+        }
+        let Some(path) = tree.most_proving() else {
             ended = "nothing left to expand";
             break;
         };
+        line = tree.line(&path);
+        let leaf = *path.last().expect("a path ends at its leaf");
         if let Some(spent) = tree.expand(leaf, &mut search, limits)? {
             searched += 1;
             nodes += spent;
@@ -89,17 +119,26 @@ pub fn run(
         }
         tree.settle_from_children()?;
         let root = tree.numbers[tree.root];
+        let speed = nodes as f64 / started.elapsed().as_secs_f64().max(1e-3) / 1e6;
         bar.note(format!(
-            "start: win {}/{}, loss {}/{}",
+            "start: win {}/{}, loss {}/{}; graph {} ({} proven); {speed:.1} M nodes/s; {} MiB, store {} MiB; line {}",
             shown(root.win.0),
             shown(root.win.1),
             shown(root.loss.0),
-            shown(root.loss.1)
+            shown(root.loss.1),
+            tree.nodes.len(),
+            tree.counts().0,
+            resident >> 20,
+            store_now >> 20,
+            line.join(" ")
         ));
     }
     shogi4_tablebase::Progress::finish_phase(&bar);
     let (proven, expanded) = tree.counts();
     let records = store.len()?;
+    // The replies' positions, with what the store knows of those not explored this run.
+    let replies_positions: Vec<Position> = start.successors().map(|(_, child)| child).collect();
+    tree.nodes_of(&replies_positions)?;
     let unknown = Outcome::Unknown { no_result_within: 0 };
     let start_value = describe(tree.nodes[tree.root].outcome.unwrap_or(unknown));
     // Each reply's outcome for the player making it.
@@ -140,6 +179,7 @@ pub fn run(
             },
             store_bytes,
             peak_memory_bytes: peak_memory,
+            line,
         });
     } else {
         println!("start: {start_value}");
@@ -160,6 +200,7 @@ pub fn run(
             shown(root.loss.1),
             peak_memory.map_or("?".to_string(), |bytes| (bytes >> 20).to_string())
         );
+        println!("most-proving line: {}", line.join(" "));
     }
     Ok(())
 }
@@ -249,6 +290,8 @@ impl<'a> ProofTree<'a> {
         let mut tree =
             ProofTree { store, nodes: Vec::new(), index: HashMap::new(), root: 0, numbers: Vec::new(), resumed: 0 };
         tree.root = tree.nodes_of(&[start])?[0];
+        // A run that stops before its first step still reports the start's numbers.
+        tree.compute_numbers(&HashSet::new());
         Ok(tree)
     }
 
@@ -281,9 +324,10 @@ impl<'a> ProofTree<'a> {
         (proven, self.nodes.iter().filter(|n| n.children.is_some()).count())
     }
 
-    /// The leaf the next step analyses: the numbers computed afresh, then the cheaper
-    /// question followed from the root. `None` when no unsettled leaf is reachable.
-    fn most_proving(&mut self) -> Option<usize> {
+    /// The path from the root to the leaf the next step analyses: the numbers computed afresh,
+    /// then the cheaper question followed from the root. `None` when no unsettled leaf is
+    /// reachable.
+    fn most_proving(&mut self) -> Option<Vec<usize>> {
         let mut set_aside = HashSet::new();
         loop {
             self.compute_numbers(&set_aside);
@@ -294,9 +338,10 @@ impl<'a> ProofTree<'a> {
             }
             let (mut at, mut question) = (self.root, question);
             let mut path = HashSet::from([self.root]);
+            let mut line = vec![self.root];
             loop {
                 let Some(children) = &self.nodes[at].children else {
-                    return Some(at);
+                    return Some(line);
                 };
                 // The child whose number is least for the question it must answer: a win of
                 // ours needs the opponent's loss (least proof number), a loss of ours every
@@ -313,6 +358,7 @@ impl<'a> ProofTree<'a> {
                 match best {
                     Some(&child) => {
                         path.insert(child);
+                        line.push(child);
                         at = child;
                         question = match question {
                             Question::Win => Question::Loss,
@@ -330,6 +376,16 @@ impl<'a> ProofTree<'a> {
                 return None;
             }
         }
+    }
+
+    /// The moves of a path of nodes, in notation.
+    fn line(&self, path: &[usize]) -> Vec<String> {
+        path.windows(2)
+            .filter_map(|pair| {
+                let (from, to) = (&self.nodes[pair[0]].position, self.nodes[pair[1]].position.key());
+                from.successors().find(|(_, child)| child.key() == to).map(|(mv, _)| mv.to_string())
+            })
+            .collect()
     }
 
     /// Every reachable node's numbers, depth-first from the root; a child on the current path
