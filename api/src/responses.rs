@@ -3,7 +3,7 @@
 //! nowhere else.
 
 use serde::{Deserialize, Serialize};
-use shogi4_engine::{Color, Material, Position};
+use shogi4_engine::{Color, Material, Move, Position};
 use shogi4_search::{Analysis, Line, MoveOutcome, Outcome};
 use shogi4_tablebase::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeResult, Table, Value};
 use utoipa::ToSchema;
@@ -166,6 +166,12 @@ pub struct MoveInfo {
     pub drop: bool,
     /// It captures the opponent's royal: the game ends, won.
     pub royal_capture: bool,
+    /// For a royal capture only: the game's last position in SFEN syntax (the capturing piece
+    /// on the royal's square, the hands unchanged, the loser to move), for a board to show.
+    /// It has one royal, so it is not a position the API accepts.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(example = "K3/4/4/4 w C 1")]
+    pub after_capture: Option<String>,
 }
 
 /// The solved value of a position and of each of its moves.
@@ -226,6 +232,10 @@ pub struct MainlineMove {
     pub notation: String,
     /// SFEN after the move; null for the final royal capture.
     pub sfen: Option<String>,
+    /// For the final royal capture only: the game's last position in SFEN syntax, as a move
+    /// of `GET /probe` gives it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after_capture: Option<String>,
     /// Plies left to the royal capture after this move (0 after the capture), on a line of
     /// best play. Absent on a forced line of a bounded result, which has `dtw_at_most`.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -243,7 +253,7 @@ pub struct MainlineMove {
     "mainline": [
         {"move": "C@b3", "sfen": "k3/1C2/1K2/4 w - 1", "dtw": 2},
         {"move": "a4b4", "sfen": "1k2/1C2/1K2/4 b - 1", "dtw": 1},
-        {"move": "b2b4", "sfen": null, "dtw": 0}
+        {"move": "b2b4", "sfen": null, "after_capture": "1K2/1C2/4/4 w - 1", "dtw": 0}
     ]
 }))]
 pub struct MainlineResponse {
@@ -429,10 +439,10 @@ pub struct Manifest {
 }
 
 impl MoveInfo {
-    fn build(result: Option<Position>, notation: String, stated: Stated, flags: MoveFlags) -> MoveInfo {
+    fn build(before: &Position, mv: Move, result: Option<Position>, stated: Stated, flags: MoveFlags) -> MoveInfo {
         let (sfen, fen) = result.map(|p| p.to_sfen_and_fen()).unzip();
         MoveInfo {
-            notation,
+            notation: mv.to_string(),
             sfen,
             fen,
             category: stated.category,
@@ -445,17 +455,18 @@ impl MoveInfo {
             jump: flags.jump,
             drop: flags.drop,
             royal_capture: flags.royal_capture,
+            after_capture: before.sfen_after_royal_capture(mv),
         }
     }
 
-    /// A move of a table's answer.
-    pub fn new(m: &MoveValue) -> MoveInfo {
-        MoveInfo::build(m.result, m.mv.to_string(), m.value.into(), m.flags)
+    /// A move of `before`, from its table's answer.
+    pub fn new(before: &Position, m: &MoveValue) -> MoveInfo {
+        MoveInfo::build(before, m.mv, m.result, m.value.into(), m.flags)
     }
 
-    /// A move of a search's answer.
-    pub fn searched(m: &MoveOutcome) -> MoveInfo {
-        MoveInfo::build(m.result, m.mv.to_string(), m.outcome.into(), m.flags)
+    /// A move of `before`, from a search's answer.
+    pub fn searched(before: &Position, m: &MoveOutcome) -> MoveInfo {
+        MoveInfo::build(before, m.mv, m.result, m.outcome.into(), m.flags)
     }
 }
 
@@ -495,14 +506,14 @@ impl ProbeResponse {
 
     /// The answer of `GET /probe` for `position`, whose table gave `result`.
     pub fn new(position: &Position, result: &ProbeResult) -> ProbeResponse {
-        let moves = result.moves.iter().map(MoveInfo::new).collect();
+        let moves = result.moves.iter().map(|m| MoveInfo::new(position, m)).collect();
         ProbeResponse::build(position, result.material, result.value.into(), Source::Table, None, moves)
     }
 
     /// The answer of `GET /probe` for `position`, which a search analysed; `source` is
     /// [`Source::Search`], or [`Source::Store`] when the store had proven its value before.
     pub fn searched(position: &Position, analysis: &Analysis, source: Source) -> ProbeResponse {
-        let moves = analysis.moves.iter().map(MoveInfo::searched).collect();
+        let moves = analysis.moves.iter().map(|m| MoveInfo::searched(position, m)).collect();
         let stats = SearchStats::new(analysis.nodes, analysis.elapsed);
         ProbeResponse::build(position, position.material(), analysis.outcome.into(), source, Some(stats), moves)
     }
@@ -529,11 +540,18 @@ impl MainlineResponse {
             winner,
             mainline: steps
                 .iter()
-                .map(|s| MainlineMove {
-                    notation: s.mv.to_string(),
-                    sfen: s.result.map(|p| p.to_sfen()),
-                    dtw: exact.then_some(s.dtw_after),
-                    dtw_at_most: (!exact).then_some(s.dtw_after),
+                .scan(*position, |before, s| {
+                    let step = MainlineMove {
+                        notation: s.mv.to_string(),
+                        sfen: s.result.map(|p| p.to_sfen()),
+                        after_capture: before.sfen_after_royal_capture(s.mv),
+                        dtw: exact.then_some(s.dtw_after),
+                        dtw_at_most: (!exact).then_some(s.dtw_after),
+                    };
+                    if let Some(next) = s.result {
+                        *before = next;
+                    }
+                    Some(step)
                 })
                 .collect(),
         }

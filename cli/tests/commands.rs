@@ -152,7 +152,8 @@ fn prove_keeps_within_its_memory_and_store_limits() {
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("does not fit a memory limit of 100 MiB"));
     assert!(!store.exists(), "a refused run wrote its store");
-    let grown = shogi4(&["prove", "--positions", "20", "--ms", "20", "--table-mb", "4", "--store", store_arg, "--json"]);
+    let grown =
+        shogi4(&["prove", "--positions", "20", "--ms", "20", "--table-mb", "4", "--store", store_arg, "--json"]);
     assert!(grown.status.success(), "{}", String::from_utf8_lossy(&grown.stderr));
     let grown: serde_json::Value = serde_json::from_str(stdout(&grown).trim()).unwrap();
     assert_eq!(grown["ended"], "budget spent", "{grown}");

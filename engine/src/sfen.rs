@@ -6,7 +6,7 @@
 
 use std::fmt;
 
-use crate::{ByColor, Color, Hand, Kind, Piece, Position, PositionError, Setup, Square};
+use crate::{ByColor, Color, Hand, Kind, Move, Piece, Position, PositionError, Setup, Square};
 
 /// What is wrong at the offset of a [`ParseSfenError`].
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -329,6 +329,31 @@ impl Position {
     /// SFEN with move number 1, e.g. `trfk/3c/C3/KFRT b - 1`.
     pub fn to_sfen(&self) -> String {
         self.sfen_after(self.board_text())
+    }
+
+    /// The game's last position after `mv`, a royal capture, in SFEN syntax: the capturing
+    /// piece on the royal's square (promoted if the move promotes), the hands as they were,
+    /// the loser to move. No [`Position`] can hold it (a royal is gone), so it exists only as
+    /// text, for a board to show; `None` if `mv` does not capture the royal.
+    ///
+    /// ```
+    /// use shogi4_engine::Position;
+    /// let position = Position::parse("k3/1K2/4/4 b C 1").unwrap();
+    /// let capture = position.parse_move("b3a4").unwrap();
+    /// assert_eq!(position.sfen_after_royal_capture(capture).unwrap(), "K3/4/4/4 w C 1");
+    /// ```
+    pub fn sfen_after_royal_capture(&self, mv: Move) -> Option<String> {
+        let Move::Board { from, to, promotes } = mv else { return None };
+        if !self.captures_royal(mv) {
+            return None;
+        }
+        let mut last = *self;
+        let mut piece = last.board[from.index()]?;
+        piece.promoted |= promotes;
+        last.board[from.index()] = None;
+        last.board[to.index()] = Some(piece);
+        last.turn = !self.turn;
+        Some(last.to_sfen())
     }
 
     fn sfen_after(&self, board: String) -> String {

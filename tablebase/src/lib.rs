@@ -41,7 +41,9 @@ pub use format::{
 pub use memory::{available_memory, huge_vec, prefetch, solve_memory_needed};
 pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeResult, Tablebase};
 pub use progress::{Progress, Silent};
-pub use solver::{level_rule, peak_rss_bytes, resident_bytes, solve, solve_resumable, solve_with_inline_limit, FirstLook, Solution};
+pub use solver::{
+    level_rule, peak_rss_bytes, resident_bytes, solve, solve_resumable, solve_with_inline_limit, FirstLook, Solution,
+};
 pub use store::{Loaded, SolveEvent, SolveMode, TableDir, TableStatus};
 pub use table::{open_regular_file, open_table, MappedTable, Table};
 pub use value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};

@@ -337,6 +337,13 @@ test('the best line plays to the royal capture in exactly dtw plies, fetching th
   await page.waitForSelector('#verdict[data-source="game"]', { timeout: 30000 });
   assert.equal(await page.getAttribute('#verdict', 'data-dtw'), '0');
   assert.match(await page.textContent('#verdict'), /First player captured the Royal/);
+  // The board after the capture is the one the API describes: the capturing piece on the
+  // royal's square, its own square empty.
+  const capture = line[line.length - 1];
+  assert.match(capture.after_capture, / w /, 'the royal capture comes with the board after it');
+  const [from, to] = [capture.move.slice(0, 2), capture.move.slice(2, 4)];
+  assert.match(await page.getAttribute(`#board [data-square="${to}"]`, 'aria-label'), /first player's/);
+  assert.match(await page.getAttribute(`#board [data-square="${from}"]`, 'aria-label'), /empty/);
   const played = await page.$$eval('#line button', (buttons) => buttons.slice(1).map((b) => b.textContent));
   assert.deepEqual(played, line.map((step) => step.move));
   const calls = page.requests.filter((url) => url.includes('/mainline'));

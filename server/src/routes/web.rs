@@ -61,6 +61,13 @@ impl Site {
         let files = HashMap::from([
             ("style.css", Asset::new(include_str!("../../web/style.css"), "text/css; charset=utf-8")),
             ("explorer.js", Asset::new(include_str!("../../web/explorer.js"), JS)),
+            ("state.js", Asset::new(include_str!("../../web/state.js"), JS)),
+            ("probe.js", Asset::new(include_str!("../../web/probe.js"), JS)),
+            ("line.js", Asset::new(include_str!("../../web/line.js"), JS)),
+            ("board.js", Asset::new(include_str!("../../web/board.js"), JS)),
+            ("verdict.js", Asset::new(include_str!("../../web/verdict.js"), JS)),
+            ("moves.js", Asset::new(include_str!("../../web/moves.js"), JS)),
+            ("editor.js", Asset::new(include_str!("../../web/editor.js"), JS)),
             ("games.js", Asset::new(include_str!("../../web/games.js"), JS)),
             ("shogi4.js", Asset::new(include_str!("../../web/shogi4.js"), JS)),
             ("favicon.svg", Asset::new(include_str!("../../web/favicon.svg"), "image/svg+xml")),
