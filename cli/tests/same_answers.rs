@@ -11,7 +11,7 @@ use axum::http::Request;
 use serde_json::Value as Json;
 use shogi4_engine::MaterialIndex;
 use shogi4_server::search::SearchSettings;
-use shogi4_server::{app, AppState, CorsPolicy, Limits, TableLoading};
+use shogi4_server::{app, AppState, CorsPolicy, ServiceLimits, TableLoading};
 use shogi4_tablebase::{solve, Silent};
 use tower::ServiceExt;
 
@@ -37,10 +37,10 @@ fn without_search_stats(body: &str) -> String {
 /// A search budget in nodes alone, so that a cold search gives the same answer every time.
 const SEARCH_NODES: u64 = 20_000;
 
-fn limits() -> Limits {
+fn limits() -> ServiceLimits {
     let search =
         SearchSettings { nodes: SEARCH_NODES, time: std::time::Duration::from_secs(600), ..SearchSettings::default() };
-    Limits { search, ..Limits::default() }
+    ServiceLimits { search, ..ServiceLimits::default() }
 }
 
 fn percent_encoded(text: &str) -> String {

@@ -152,7 +152,7 @@ pub struct LevelSummary {
 
 /// What a finished solve reports (on process 0).
 #[derive(Clone, Debug, PartialEq)]
-pub struct Outcome {
+pub struct Finished {
     /// The table written.
     pub path: PathBuf,
     /// Its statistics.
@@ -223,7 +223,7 @@ impl From<TableError> for ClusterError {
 /// Runs this process's part of `job`: all of it for [`Topology::Threads`], one process's
 /// workers for [`Topology::Member`] (every process of the cluster runs this with its own
 /// index). Returns the outcome on process 0, `None` on the others.
-pub fn solve(job: Job, topology: Topology) -> Result<Option<Outcome>, ClusterError> {
+pub fn solve(job: Job, topology: Topology) -> Result<Option<Finished>, ClusterError> {
     worker::run(job, topology)
 }
 

@@ -24,7 +24,7 @@ use timely::worker::Worker;
 
 use crate::checkpoint::{self, Identity};
 use crate::share::{Partition, Scanned, Share};
-use crate::{ClusterError, Event, Job, LevelSummary, Outcome, Topology};
+use crate::{ClusterError, Event, Finished, Job, LevelSummary, Topology};
 
 /// A predecessor update on the wire: the slot in the low 48 bits (the full game has 2^45
 /// slots), the level in the high 16, so that an update that arrives early (its sender already
@@ -170,7 +170,7 @@ impl Network {
 }
 
 /// Runs `job` on this process's workers.
-pub(crate) fn run(job: Job, topology: Topology) -> Result<Option<Outcome>, ClusterError> {
+pub(crate) fn run(job: Job, topology: Topology) -> Result<Option<Finished>, ClusterError> {
     let communication = match &topology {
         Topology::Threads(workers) => timely::CommunicationConfig::Process((*workers).max(1)),
         Topology::Member { workers, process, addresses } => timely::CommunicationConfig::Cluster {
@@ -223,7 +223,7 @@ fn unwire(w: WireStatistics) -> Statistics {
     Statistics { positions, wins, losses, draws, max_dtw, histogram }
 }
 
-fn solve_worker(worker: &mut Worker, job: &Job, place: Place) -> Result<Option<Outcome>, ClusterError> {
+fn solve_worker(worker: &mut Worker, job: &Job, place: Place) -> Result<Option<Finished>, ClusterError> {
     let mut run = Run::new(worker, job, place);
     let resumed_after = run.agree_on_resume()?;
     let start = run.init(resumed_after)?;
@@ -450,7 +450,7 @@ impl<'w, 'j> Run<'w, 'j> {
     /// The table: statistics and overflow entries to everyone, then the shares' bytes to
     /// worker 0, which writes them at their slots; then, once everyone knows it is written,
     /// the checkpoints go.
-    fn write_table(&mut self, totals: Totals, resumed_after: Option<u32>) -> Result<Option<Outcome>, ClusterError> {
+    fn write_table(&mut self, totals: Totals, resumed_after: Option<u32>) -> Result<Option<Finished>, ClusterError> {
         let mut closing = self.note();
         {
             let mut share = self.share.borrow_mut();
@@ -503,7 +503,7 @@ impl<'w, 'j> Run<'w, 'j> {
         if let Some((w, statistics)) = writer {
             match w.finish() {
                 Ok(path) => {
-                    outcome = Some(Outcome {
+                    outcome = Some(Finished {
                         path,
                         statistics,
                         seconds: self.started.elapsed().as_secs_f64(),

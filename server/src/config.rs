@@ -11,7 +11,7 @@ use crate::downloads::DownloadSettings;
 use crate::rate_limit::{parse_trusted_proxies, RateSettings};
 use crate::search::{BackgroundSettings, SearchSettings};
 use crate::serve::ConnectionLimits;
-use crate::{CorsPolicy, Limits};
+use crate::{CorsPolicy, ServiceLimits};
 
 /// Serves solved Shogi4 tables over HTTP. Every flag can also be set by the environment
 /// variable shown.
@@ -42,19 +42,19 @@ pub struct Config {
     #[arg(long, env = "SHOGI4_CORS_ORIGINS", default_value = "*")]
     pub cors_origins: String,
     /// Most positions in one `POST /probe`.
-    #[arg(long, env = "SHOGI4_MAX_BATCH", default_value_t = Limits::default().max_batch)]
+    #[arg(long, env = "SHOGI4_MAX_BATCH", default_value_t = ServiceLimits::default().max_batch)]
     pub max_batch: usize,
     /// Largest request body in bytes.
-    #[arg(long, env = "SHOGI4_MAX_BODY_BYTES", default_value_t = Limits::default().max_body_bytes)]
+    #[arg(long, env = "SHOGI4_MAX_BODY_BYTES", default_value_t = ServiceLimits::default().max_body_bytes)]
     pub max_body_bytes: usize,
     /// Longest request URI in bytes.
-    #[arg(long, env = "SHOGI4_MAX_URI_BYTES", default_value_t = Limits::default().max_uri_bytes)]
+    #[arg(long, env = "SHOGI4_MAX_URI_BYTES", default_value_t = ServiceLimits::default().max_uri_bytes)]
     pub max_uri_bytes: usize,
     /// Requests handled at once; more get 429.
-    #[arg(long, env = "SHOGI4_CONCURRENCY", default_value_t = Limits::default().concurrency)]
+    #[arg(long, env = "SHOGI4_CONCURRENCY", default_value_t = ServiceLimits::default().concurrency)]
     pub concurrency: usize,
     /// Per-request time limit in milliseconds.
-    #[arg(long, env = "SHOGI4_TIMEOUT_MS", default_value_t = millis(Limits::default().timeout))]
+    #[arg(long, env = "SHOGI4_TIMEOUT_MS", default_value_t = millis(ServiceLimits::default().timeout))]
     pub timeout_ms: u64,
     /// Search budget per request in milliseconds, for positions no table holds (every
     /// real-game position); a batch shares one budget.
@@ -184,8 +184,8 @@ impl Config {
     }
 
     /// What one request may cost, and each client.
-    pub fn limits(&self) -> Result<Limits, String> {
-        Ok(Limits {
+    pub fn limits(&self) -> Result<ServiceLimits, String> {
+        Ok(ServiceLimits {
             max_body_bytes: self.max_body_bytes,
             max_uri_bytes: self.max_uri_bytes,
             max_batch: self.max_batch,

@@ -2,7 +2,7 @@
 //! mappings) behind a JSON API, the proof search for every other position, table downloads
 //! for mirrors, and the web explorer that uses the API.
 //!
-//! [`app`] builds the axum router from an [`AppState`] (tables and [`Limits`]) and a
+//! [`app`] builds the axum router from an [`AppState`] (tables and [`ServiceLimits`]) and a
 //! [`CorsPolicy`]; `main.rs` reads the configuration, listens at once, and solves missing
 //! tables in the background. Only this crate knows HTTP (the JSON types are `shogi4-api`'s).
 
@@ -52,7 +52,7 @@ pub use tables::TableLoading;
 
 /// What one request may cost.
 #[derive(Clone, Debug)]
-pub struct Limits {
+pub struct ServiceLimits {
     /// Largest request body in bytes.
     pub max_body_bytes: usize,
     /// Longest URI in bytes.
@@ -71,9 +71,9 @@ pub struct Limits {
     pub downloads: downloads::DownloadSettings,
 }
 
-impl Default for Limits {
-    fn default() -> Limits {
-        Limits {
+impl Default for ServiceLimits {
+    fn default() -> ServiceLimits {
+        ServiceLimits {
             max_body_bytes: 64 * 1024,
             max_uri_bytes: 4096,
             max_batch: 100,

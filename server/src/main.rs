@@ -214,7 +214,7 @@ fn solve_missing_in_background(config: &Config, state: Arc<AppState>) {
         let mut done = 0;
         // Checkpointed: a restart in the middle of a long solve resumes it.
         let checkpoints = Some(std::time::Duration::from_secs(60));
-        let result = store.solve(&pending, SolveMode::All, None, checkpoints, &LogProgress::default(), |event| {
+        let result = store.solve(&pending, SolveMode::Replace, None, checkpoints, &LogProgress::default(), |event| {
             if let SolveEvent::Solved(solution, path) = event {
                 done += 1;
                 let material = solution.table.material;

@@ -79,13 +79,13 @@ struct ApiDoc;
 
 /// The OpenAPI document of a server with the default limits (the checked-in form).
 pub fn spec() -> utoipa::openapi::OpenApi {
-    spec_with(&crate::Limits::default())
+    spec_with(&crate::ServiceLimits::default())
 }
 
 /// The OpenAPI document of a server with these limits: its text states the limits as
 /// configured, and lists the problem types from the catalogue ([`ProblemType`]), the one place
 /// that says which exist and which carry `Retry-After`.
-pub fn spec_with(limits: &crate::Limits) -> utoipa::openapi::OpenApi {
+pub fn spec_with(limits: &crate::ServiceLimits) -> utoipa::openapi::OpenApi {
     let mut spec = ApiDoc::openapi();
     let rate = match limits.rate.per_second {
         0 => "none on this server (rate limiting is off)".to_string(),

@@ -8,13 +8,13 @@ use std::sync::{Arc, RwLock};
 use metrics_exporter_prometheus::PrometheusHandle;
 use shogi4_engine::Material;
 use shogi4_proofs::ProofStore;
-use shogi4_tablebase::{ProbeError, TableError};
+use shogi4_tablebase::TableError;
 
 use crate::downloads::Downloads;
 use crate::rate_limit::RateLimit;
 use crate::search::SearchService;
 pub use crate::tables::{ServedTable, TableLoading, TableSet};
-use crate::Limits;
+use crate::ServiceLimits;
 
 /// What every handler reads.
 pub struct AppState {
@@ -27,7 +27,7 @@ pub struct AppState {
     /// Renders `/metrics`.
     pub metrics: PrometheusHandle,
     /// What one request may cost.
-    pub limits: Limits,
+    pub limits: ServiceLimits,
     /// Proof search for positions no table holds.
     pub search: Arc<SearchService>,
     /// Every client's token bucket.
@@ -50,7 +50,7 @@ pub struct Solving {
 impl AppState {
     /// Reads and checks every table in `dir` (see [`TableSet::load`]); tables that fail are
     /// logged and left out.
-    pub fn load(dir: &Path, loading: TableLoading, limits: Limits) -> Result<AppState, TableError> {
+    pub fn load(dir: &Path, loading: TableLoading, limits: ServiceLimits) -> Result<AppState, TableError> {
         let set = TableSet::load(dir, loading, None)?;
         let search = Arc::new(SearchService::new(limits.search.clone(), None));
         let rate = RateLimit::new(limits.rate.clone());
@@ -118,15 +118,5 @@ impl AppState {
         let set = Arc::new(TableSet::load(&self.dir, self.loading, Some(&current))?);
         *self.tables.write().expect("not poisoned") = Arc::clone(&set);
         Ok(set)
-    }
-}
-
-impl TableSet {
-    /// The table of a closed game, or why there is none (the caller searches instead).
-    pub fn table(&self, material: Material) -> Result<&ServedTable, ProbeError> {
-        self.tables
-            .get(&material)
-            .map(Arc::as_ref)
-            .ok_or_else(|| ProbeError::NoTable { material, loaded: self.tables.keys().copied().collect() })
     }
 }

@@ -20,7 +20,6 @@
 //!   gets a `table-changed` problem instead of an answer, and `/health` says `degraded` until
 //!   the file is restored and the set reloaded.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -30,7 +29,7 @@ use memmap2::{Mmap, MmapMut};
 use sha2::Digest;
 use shogi4_api::TableInfo;
 use shogi4_engine::Material;
-use shogi4_tablebase::{ProbeError, Table, TableDir, TableError};
+use shogi4_tablebase::{ProbeError, Table, TableDir, TableError, Tablebase};
 
 use crate::error::ApiError;
 use crate::guard::Guard;
@@ -150,8 +149,8 @@ impl FileIdentity {
 /// The tables served at one moment, and the files that were refused.
 #[derive(Default)]
 pub struct TableSet {
-    /// By closed game.
-    pub tables: BTreeMap<Material, Arc<ServedTable>>,
+    /// By closed game (the lookup both binaries share).
+    pub tables: Tablebase<Arc<ServedTable>>,
     /// Files refused, with the reason.
     pub rejected: Vec<(PathBuf, String)>,
 }
@@ -174,7 +173,8 @@ impl TableSet {
             // The same file under the same name: a renamed file must pass the name check again.
             let unchanged = previous.and_then(|p| {
                 p.tables
-                    .values()
+                    .tables()
+                    .map(|(_, t)| t)
                     .find(|t| t.source == identity && TableDir::new(dir).path_of(t.table.header().material) == path)
             });
             let served = match unchanged {
@@ -196,7 +196,7 @@ impl TableSet {
                     // of service: that one goes on serving (a private copy, or a mapping
                     // still intact), and health reports the refused file.
                     let kept = previous.and_then(|p| {
-                        p.tables.values().find(|t| {
+                        p.tables.tables().map(|(_, t)| t).find(|t| {
                             TableDir::new(dir).path_of(t.table.header().material) == path && t.intact().is_ok()
                         })
                     });
@@ -223,7 +223,7 @@ impl TableSet {
     /// Served tables whose mapped file changed since it was verified, with the reason.
     pub fn changed(&self) -> Vec<(Material, String)> {
         self.tables
-            .iter()
+            .tables()
             .filter_map(|(material, table)| match table.intact() {
                 Err(ApiError::TableChanged { reason, .. }) => Some((*material, reason)),
                 _ => None,

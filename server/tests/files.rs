@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use sha2::Digest;
 use shogi4_server::downloads::DownloadSettings;
 use shogi4_server::rate_limit::RateSettings;
-use shogi4_server::{app, AppState, CorsPolicy, Limits, TableLoading};
+use shogi4_server::{app, AppState, CorsPolicy, ServiceLimits, TableLoading};
 use shogi4_tablebase::{solve, Silent};
 use tower::ServiceExt;
 
@@ -28,8 +28,11 @@ fn tables_dir() -> &'static PathBuf {
 }
 
 fn router_with(downloads: DownloadSettings) -> Router {
-    let limits =
-        Limits { rate: RateSettings { per_second: 0, ..RateSettings::default() }, downloads, ..Limits::default() };
+    let limits = ServiceLimits {
+        rate: RateSettings { per_second: 0, ..RateSettings::default() },
+        downloads,
+        ..ServiceLimits::default()
+    };
     let state = AppState::load(tables_dir(), TableLoading::default(), limits).unwrap();
     app(Arc::new(state), &CorsPolicy::default())
 }
@@ -190,7 +193,8 @@ async fn plain_and_compressed_tables_are_served_side_by_side() {
     let plain = shogi4_tablebase::open_table(&tables_dir().join("KKCF.s4tb")).unwrap();
     let packed = plain.to_compressed(&Silent).unwrap();
     std::fs::write(mixed.join("KKCF.s4tb"), &packed).unwrap();
-    let limits = Limits { rate: RateSettings { per_second: 0, ..RateSettings::default() }, ..Limits::default() };
+    let limits =
+        ServiceLimits { rate: RateSettings { per_second: 0, ..RateSettings::default() }, ..ServiceLimits::default() };
     let state = AppState::load(&mixed, TableLoading::default(), limits).unwrap();
     let mixed_router = app(Arc::new(state), &CorsPolicy::default());
     let (_, _, health) = fetch(&mixed_router, "/health", &[]).await;

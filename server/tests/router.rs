@@ -10,7 +10,7 @@ use axum::Router;
 use serde_json::Value as Json;
 use shogi4_server::rate_limit::RateSettings;
 use shogi4_server::search::SearchSettings;
-use shogi4_server::{app, openapi, AppState, CorsPolicy, Limits, TableLoading};
+use shogi4_server::{app, openapi, AppState, CorsPolicy, ServiceLimits, TableLoading};
 use shogi4_tablebase::{solve, Silent};
 use tower::ServiceExt;
 
@@ -27,15 +27,19 @@ fn tables_dir() -> &'static PathBuf {
     })
 }
 
-fn router_with(limits: Limits) -> Router {
+fn router_with(limits: ServiceLimits) -> Router {
     let state = AppState::load(tables_dir(), TableLoading::default(), limits).unwrap();
     app(Arc::new(state), &CorsPolicy::default())
 }
 
 /// Small batches, so that the batch limit is easy to reach; no rate limit (the end-to-end
 /// tests limit real clients by address).
-fn limits() -> Limits {
-    Limits { max_batch: 3, rate: RateSettings { per_second: 0, ..RateSettings::default() }, ..Limits::default() }
+fn limits() -> ServiceLimits {
+    ServiceLimits {
+        max_batch: 3,
+        rate: RateSettings { per_second: 0, ..RateSettings::default() },
+        ..ServiceLimits::default()
+    }
 }
 
 fn router() -> Router {
@@ -144,8 +148,9 @@ async fn error_classes_have_problem_bodies() {
     let (_, _, body) = get("/probe?pos=k3/4/4/K3_b_-_1_x").await;
     assert_eq!(body["offset"], 16);
     // With search turned off, a position without a table is a 404 naming what is loaded.
-    let no_search =
-        || router_with(Limits { search: SearchSettings { workers: 0, ..SearchSettings::default() }, ..limits() });
+    let no_search = || {
+        router_with(ServiceLimits { search: SearchSettings { workers: 0, ..SearchSettings::default() }, ..limits() })
+    };
     for uri in ["/probe?pos=trfk/3c/C3/KFRT_b_-_1", "/mainline?pos=k3/4/4/K3_b_T_1"] {
         let (status, headers, body) = send(no_search(), Request::get(uri).body(Body::empty()).unwrap()).await;
         assert_problem(status, &headers, &body, StatusCode::NOT_FOUND);
@@ -168,7 +173,7 @@ async fn method_body_and_uri_limits() {
     let (status, headers, body) = get(&long).await;
     assert_problem(status, &headers, &body, StatusCode::URI_TOO_LONG);
 
-    let small = Limits { max_body_bytes: 100, ..limits() };
+    let small = ServiceLimits { max_body_bytes: 100, ..limits() };
     let big = serde_json::json!({ "positions": vec!["k3/4/4/K3 b C 1"; 10] }).to_string();
     let request =
         Request::post("/probe").header(header::CONTENT_TYPE, "application/json").body(Body::from(big)).unwrap();
@@ -263,7 +268,7 @@ async fn a_damaged_table_is_skipped_and_the_rest_served() {
     std::fs::write(dir.join("KKC.s4tb"), damaged).unwrap();
     std::fs::write(dir.join("KKF.s4tb"), b"not a table").unwrap();
     let state = AppState::load(dir, TableLoading::default(), limits()).unwrap();
-    let names: Vec<String> = state.tables().tables.keys().map(|m| m.to_string()).collect();
+    let names: Vec<String> = state.tables().tables.tables().map(|(m, _)| m.to_string()).collect();
     assert_eq!(names, ["KK"]);
     let router = app(Arc::new(state), &CorsPolicy::default());
     // Health says which files were refused, and why.
@@ -323,7 +328,7 @@ async fn a_burst_of_searches_is_bounded_by_the_workers() {
     // One worker, 200 ms a search: of eight concurrent searches some must be refused (503
     // with Retry-After) rather than queued without end, and none takes much past its budget.
     let search = SearchSettings { workers: 1, time: Duration::from_millis(200), ..SearchSettings::default() };
-    let router = router_with(Limits { search, ..limits() });
+    let router = router_with(ServiceLimits { search, ..limits() });
     let started = std::time::Instant::now();
     let requests = (0..8).map(|i| {
         // Distinct real-game positions, so that no answer comes from the cache.
@@ -524,10 +529,10 @@ async fn the_explorer_is_served_from_the_binary_with_validators() {
 
 #[tokio::test]
 async fn the_about_page_publishes_this_servers_limits() {
-    let limits = Limits {
+    let limits = ServiceLimits {
         max_batch: 17,
         rate: RateSettings { per_second: 7, burst: 70, ..RateSettings::default() },
-        ..Limits::default()
+        ..ServiceLimits::default()
     };
     let (_, _, about) = get_raw(router_with(limits), "/about", None).await;
     assert!(about.contains("7 tokens per second, up to 70 at once"), "{about}");
@@ -598,7 +603,8 @@ async fn embedded_files_are_compressed_once_per_encoding() {
 /// Unreadable batch entries are answered, so they are charged: they cannot be sent for free.
 #[tokio::test]
 async fn unreadable_batch_entries_cost_tokens() {
-    let limits = Limits { rate: RateSettings { per_second: 1, burst: 5, ..RateSettings::default() }, ..limits() };
+    let limits =
+        ServiceLimits { rate: RateSettings { per_second: 1, burst: 5, ..RateSettings::default() }, ..limits() };
     let router = router_with(limits);
     let garbage = serde_json::json!({ "positions": ["x", "y", "z"] });
     let (status, _, body) = send(router.clone(), post_json(&garbage.to_string())).await;
@@ -610,7 +616,8 @@ async fn unreadable_batch_entries_cost_tokens() {
 /// The served OpenAPI text states the limits this server was started with, not the defaults.
 #[tokio::test]
 async fn the_served_spec_states_the_configured_limits() {
-    let limits = Limits { rate: RateSettings { per_second: 7, burst: 35, ..RateSettings::default() }, ..limits() };
+    let limits =
+        ServiceLimits { rate: RateSettings { per_second: 7, burst: 35, ..RateSettings::default() }, ..limits() };
     let (status, _, spec) = send(router_with(limits), Request::get("/openapi.json").body(Body::empty()).unwrap()).await;
     assert_eq!(status, StatusCode::OK);
     let text = spec["info"]["description"].as_str().unwrap();

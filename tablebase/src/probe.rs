@@ -13,9 +13,18 @@ use crate::store::{Loaded, TableDir};
 use crate::table::Table;
 use crate::value::Value;
 
-/// Tables by closed game.
-pub struct Tablebase<B = memmap2::Mmap> {
-    tables: BTreeMap<Material, Table<B>>,
+/// Tables by closed game: the one lookup of a position's table, for both binaries. Each
+/// entry is a [`Table`] (the CLI's mappings) or whatever holds one with more beside it (the
+/// server's served tables, with their validators and guard); answering is defined for
+/// [`Table`] entries.
+pub struct Tablebase<T = Table<memmap2::Mmap>> {
+    tables: BTreeMap<Material, T>,
+}
+
+impl<T> Default for Tablebase<T> {
+    fn default() -> Self {
+        Tablebase { tables: BTreeMap::new() }
+    }
 }
 
 /// Why a position could not be answered.
@@ -149,7 +158,7 @@ pub struct MainlineStep {
     pub dtw_after: u32,
 }
 
-impl Tablebase<memmap2::Mmap> {
+impl Tablebase {
     /// Maps every table in `dir` (see [`TableDir::load`]). Files that fail validation are
     /// returned beside the tablebase with their error, and left out; the others are served.
     pub fn open_dir(
@@ -161,22 +170,39 @@ impl Tablebase<memmap2::Mmap> {
     }
 }
 
-impl<B: AsRef<[u8]>> Tablebase<B> {
-    /// A tablebase of the given tables.
-    pub fn from_tables(tables: impl IntoIterator<Item = Table<B>>) -> Self {
-        Tablebase { tables: tables.into_iter().map(|t| (t.header().material, t)).collect() }
+impl<T> Tablebase<T> {
+    /// Adds (or replaces) the table of `material`.
+    pub fn insert(&mut self, material: Material, table: T) {
+        self.tables.insert(material, table);
     }
 
-    /// The loaded tables, by closed game.
-    pub fn tables(&self) -> impl Iterator<Item = (&Material, &Table<B>)> {
+    /// The loaded tables, by closed game, smallest material first.
+    pub fn tables(&self) -> impl Iterator<Item = (&Material, &T)> {
         self.tables.iter()
     }
 
     /// The table of a closed game, or the [`ProbeError::NoTable`] that says it is missing.
-    pub fn table(&self, material: Material) -> Result<&Table<B>, ProbeError> {
+    pub fn table(&self, material: Material) -> Result<&T, ProbeError> {
         self.tables
             .get(&material)
             .ok_or_else(|| ProbeError::NoTable { material, loaded: self.tables.keys().copied().collect() })
+    }
+
+    /// How many tables are loaded.
+    pub fn len(&self) -> usize {
+        self.tables.len()
+    }
+
+    /// Whether no table is loaded.
+    pub fn is_empty(&self) -> bool {
+        self.tables.is_empty()
+    }
+}
+
+impl<B: AsRef<[u8]>> Tablebase<Table<B>> {
+    /// A tablebase of the given tables.
+    pub fn from_tables(tables: impl IntoIterator<Item = Table<B>>) -> Self {
+        Tablebase { tables: tables.into_iter().map(|t| (t.header().material, t)).collect() }
     }
 
     /// The value of a position.

@@ -45,7 +45,7 @@ pub struct Loaded {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SolveMode {
     /// Every one, replacing existing tables.
-    All,
+    Replace,
     /// Only those whose table is missing or damaged (checksum included).
     Missing,
 }

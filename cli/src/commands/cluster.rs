@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shogi4_api::cli::ClusterReport;
-use shogi4_distributed::{solve, Event, Job, Outcome, Topology, UPDATE_BYTES};
+use shogi4_distributed::{solve, Event, Finished, Job, Topology, UPDATE_BYTES};
 use shogi4_engine::Material;
 
 use super::{grouped, outcomes_text};
@@ -173,7 +173,7 @@ fn solve_here(material: Material, topology: Topology, options: &Options, out: &m
 fn report(
     material: Material,
     topology: &Topology,
-    outcome: &Outcome,
+    outcome: &Finished,
     json: bool,
     out: &mut dyn Write,
 ) -> std::io::Result<()> {

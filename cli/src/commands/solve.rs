@@ -45,7 +45,7 @@ pub fn run(
 ) -> Result<(), CliError> {
     let materials = selection.resolve()?;
     let mut written_paths = Vec::new();
-    let mode = if missing { SolveMode::Missing } else { SolveMode::All };
+    let mode = if missing { SolveMode::Missing } else { SolveMode::Replace };
     let mut total = Statistics::default();
     let mut solved = 0;
     TableDir::new(out).solve(&materials, mode, max_memory, checkpoints, &Bar::new(), |event| match event {

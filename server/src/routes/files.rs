@@ -33,7 +33,7 @@ pub async fn list(State(state): State<Arc<AppState>>, Client(client): Client) ->
     let set = hashed(state.tables()).await?;
     let mut files: Vec<FileEntry> = set
         .tables
-        .iter()
+        .tables()
         .map(|(material, table)| FileEntry {
             name: file_name(*material),
             bytes: table.file_size(),
@@ -97,7 +97,7 @@ pub async fn download(
     }
     let table = set
         .tables
-        .iter()
+        .tables()
         .find(|(&material, _)| file_name(material) == name)
         .map(|(_, table)| Arc::clone(table))
         .ok_or_else(|| ApiError::NoFile(name.chars().take(64).collect()))?;
@@ -111,7 +111,7 @@ pub async fn download(
 /// The set, each table's SHA-256 computed (off the async workers; once per loaded table).
 async fn hashed(set: Arc<TableSet>) -> Result<Arc<TableSet>, ApiError> {
     tokio::task::spawn_blocking(move || {
-        set.tables.values().for_each(|table| {
+        set.tables.tables().for_each(|(_, table)| {
             table.sha256();
         });
         set
@@ -123,7 +123,7 @@ async fn hashed(set: Arc<TableSet>) -> Result<Arc<TableSet>, ApiError> {
 /// `SHA256SUMS` of the served tables, in `sha256sum`'s own format.
 fn sha256sums(set: &TableSet) -> Vec<u8> {
     set.tables
-        .iter()
+        .tables()
         .map(|(material, table)| format!("{}  {}\n", table.sha256(), file_name(*material)))
         .collect::<String>()
         .into_bytes()
@@ -133,7 +133,7 @@ fn sha256sums(set: &TableSet) -> Vec<u8> {
 fn manifest(set: &TableSet) -> Vec<u8> {
     let tables = set
         .tables
-        .iter()
+        .tables()
         .map(|(material, table)| ManifestEntry {
             info: table.info.clone(),
             file: file_name(*material),

@@ -18,7 +18,7 @@ use crate::state::AppState;
         convention: both sides to move, unfolded).", body = TablesResponse)))]
 pub async fn tables(State(state): State<Arc<AppState>>) -> Json<TablesResponse> {
     let solving = state.solving().pending.iter().map(|m| m.to_string()).collect();
-    Json(TablesResponse { tables: state.tables().tables.values().map(|t| t.info.clone()).collect(), solving })
+    Json(TablesResponse { tables: state.tables().tables.tables().map(|(_, t)| t.info.clone()).collect(), solving })
 }
 
 /// Readiness: ready when tables are served and no table file was refused.

@@ -84,7 +84,7 @@ enum Answerer<'a> {
 /// solved gets 503, and with search off a missing table is the answer (404).
 fn answerer<'a>(state: &AppState, set: &'a TableSet, position: &Position) -> Result<Answerer<'a>, ApiError> {
     let material = position.material();
-    match set.table(material) {
+    match set.tables.table(material) {
         Ok(table) => Ok(Answerer::Table(table)),
         Err(_) if state.being_solved(material) => Err(ApiError::BeingSolved(material)),
         Err(error) if !state.search.enabled() => Err(ApiError::from_probe(error)),
@@ -227,7 +227,7 @@ pub async fn probe_batch(
         request.positions.iter().map(|pos| Position::parse(pos).map_err(ApiError::Position)).collect();
     // The searches of one batch share one request's search budget.
     let set = state.tables();
-    let searched = parsed.iter().flatten().filter(|p| set.table(p.material()).is_err()).count() as u32;
+    let searched = parsed.iter().flatten().filter(|p| set.tables.table(p.material()).is_err()).count() as u32;
     let tabled = parsed.iter().flatten().count() as u32 - searched;
     // An unreadable entry is parsed and answered too: it costs as much as a table probe.
     let unreadable = parsed.iter().filter(|p| p.is_err()).count() as u32;

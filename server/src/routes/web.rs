@@ -1,7 +1,7 @@
 //! The web explorer: pages, styles and scripts embedded in the binary and served with
 //! validators. Nothing is loaded from another host and nothing is built: the files under
 //! `server/web/` are what browsers get. The about page publishes this server's own limits,
-//! filled in once at start-up from [`Limits`].
+//! filled in once at start-up from [`ServiceLimits`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -15,7 +15,7 @@ use axum::Router;
 
 use crate::error::ApiError;
 use crate::rate_limit::cost;
-use crate::Limits;
+use crate::ServiceLimits;
 
 /// One embedded file, ready to send.
 struct Asset {
@@ -49,7 +49,7 @@ const CONTENT_SECURITY_POLICY: &str =
 
 impl Site {
     /// The site, with the about page's limits taken from `limits`.
-    pub fn new(limits: &Limits) -> Site {
+    pub fn new(limits: &ServiceLimits) -> Site {
         let about = include_str!("../../web/about.html").replace("<!--LIMITS-->", &limits_table(limits));
         let pages = HashMap::from([
             ("/", Asset::new(include_str!("../../web/index.html"), HTML)),
@@ -87,7 +87,7 @@ impl Site {
 }
 
 /// The about page's table of this server's limits.
-fn limits_table(limits: &Limits) -> String {
+fn limits_table(limits: &ServiceLimits) -> String {
     let rate = &limits.rate;
     let per_client = if rate.per_second == 0 {
         "<tr><th scope=\"row\">Per client</th><td>no limit on this server</td></tr>".to_string()
