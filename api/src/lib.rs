@@ -14,6 +14,7 @@
 //! assert_eq!(serde_json::to_value(&answer).unwrap()["category"], "win");
 //! ```
 
+pub mod answer;
 pub mod cli;
 mod problem;
 mod responses;

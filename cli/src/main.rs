@@ -240,6 +240,10 @@ struct Query {
     /// Directory of tables.
     #[arg(long, default_value = "tables")]
     tables: PathBuf,
+    /// A proof store (the server's `tables/proofs.redb`, or one of `shogi4 prove`) to build a
+    /// search on and to record its results into, as the server does; none if absent.
+    #[arg(long)]
+    store: Option<PathBuf>,
     #[command(flatten)]
     search: SearchArgs,
 }
@@ -335,8 +339,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Audit { paths, threads } => with_threads(threads, || commands::audit::run(&paths, json)),
         Command::Info { file } => commands::info::run(&file, json),
-        Command::Probe(q) => commands::probe::probe(&q.pos, &q.tables, &q.search.budget(), json),
-        Command::Mainline(q) => commands::probe::mainline(&q.pos, &q.tables, &q.search.budget(), json),
+        Command::Probe(q) => commands::probe::probe(&q.pos, &q.tables, q.store.as_deref(), &q.search.budget(), json),
+        Command::Mainline(q) => {
+            commands::probe::mainline(&q.pos, &q.tables, q.store.as_deref(), &q.search.budget(), json)
+        }
         Command::Search { pos, ms, nodes, depth, table_mb } => {
             let limits = shogi4_search::Limits {
                 max_depth: depth,

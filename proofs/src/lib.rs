@@ -58,6 +58,14 @@ pub enum StoreError {
     Lost(PathBuf),
 }
 
+/// The store as a search's memory (see [`ProofStore::recall`]); a read that fails counts as
+/// nothing known, and the caller that must report it calls the inherent `recall` itself.
+impl shogi4_search::Recall for ProofStore {
+    fn recall(&self, positions: &[Position]) -> Vec<Option<Outcome>> {
+        ProofStore::recall(self, positions).unwrap_or_else(|_| vec![None; positions.len()])
+    }
+}
+
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -301,6 +301,40 @@ pub struct Analysis {
     pub elapsed: Duration,
 }
 
+impl Analysis {
+    /// What the analysis established that is worth keeping, by position key: the position's
+    /// outcome and each move's position's (for that position's own side to move). The one
+    /// rule of what a store records after a search; an unknown result shallower than
+    /// [`MIN_RECORDED_DEPTH`] is left out, since a small share of a budget finds it again in
+    /// milliseconds.
+    pub fn facts(&self, position: &Position) -> Vec<(u128, Outcome)> {
+        let mut facts = vec![(position.key(), self.outcome)];
+        facts.extend(self.moves.iter().filter_map(|m| Some((m.result?.key(), m.outcome.after_move()))));
+        facts.retain(|(_, outcome)| !matches!(outcome, Outcome::Unknown { no_result_within } if *no_result_within < MIN_RECORDED_DEPTH));
+        facts
+    }
+}
+
+/// The shallowest unknown result [`Analysis::facts`] keeps.
+pub const MIN_RECORDED_DEPTH: u32 = 12;
+
+/// What is known of positions outside a searcher's own table: a proof store, published
+/// certificates. A search recalls it for its position and the moves' positions before it
+/// starts, and builds on it.
+pub trait Recall {
+    /// What is known of each of `positions`, in order (`None`: nothing). A source that
+    /// cannot be read is, to the search, one that knows nothing; it reports its failure
+    /// its own way.
+    fn recall(&self, positions: &[Position]) -> Vec<Option<Outcome>>;
+}
+
+/// Nothing known beyond the search itself.
+impl Recall for () {
+    fn recall(&self, positions: &[Position]) -> Vec<Option<Outcome>> {
+        vec![None; positions.len()]
+    }
+}
+
 /// A switch that ends a search from another thread, as if its budget had run out (what it
 /// proved so far stays true and is kept): for a search whose asker is gone. Clones share
 /// the switch; the search reads it whenever it reads the clock.
@@ -373,6 +407,50 @@ impl Search {
     /// kept in a proof store), so that searches through it need not establish it again.
     pub fn remember(&mut self, key: u128, outcome: Outcome) {
         self.table.remember(key, outcome);
+    }
+
+    /// Takes in what `known` holds of `position` and of its moves' positions; returns what
+    /// it held of `position` itself.
+    pub fn recall(&mut self, position: &Position, known: &dyn Recall) -> Option<Outcome> {
+        let mut positions = vec![*position];
+        positions.extend(position.successors().map(|(_, child)| child));
+        let recalled = known.recall(&positions);
+        for (position, outcome) in positions.iter().zip(&recalled) {
+            if let Some(outcome) = outcome {
+                self.remember(position.key(), *outcome);
+            }
+        }
+        recalled.first().copied().flatten()
+    }
+
+    /// [`Search::analyse`] after recalling what `known` holds (see [`Search::recall`]). The
+    /// answer says at least what was known to be proven of the position; the second value
+    /// is what `known` held of it.
+    pub fn analyse_recalling(
+        &mut self,
+        position: &Position,
+        limits: &Limits,
+        known: &dyn Recall,
+    ) -> (Analysis, Option<Outcome>) {
+        let before = self.recall(position, known);
+        let mut analysis = self.analyse(position, limits);
+        // The table may have let the recalled value go under pressure.
+        if let Some(proven) = before.filter(|o| o.proven_win().is_some()) {
+            analysis.outcome = analysis.outcome.merge(proven);
+        }
+        (analysis, before)
+    }
+
+    /// [`Search::mainline`] after recalling what `known` holds; the second value is what it
+    /// held of the position.
+    pub fn mainline_recalling(
+        &mut self,
+        position: &Position,
+        limits: &Limits,
+        known: &dyn Recall,
+    ) -> (Line, Option<Outcome>) {
+        let before = self.recall(position, known);
+        (self.mainline(position, limits), before)
     }
 
     /// The outcome of `position` within `limits`.

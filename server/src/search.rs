@@ -15,10 +15,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use shogi4_api::{MainlineResponse, ProbeResponse, Source};
+use shogi4_api::{MainlineResponse, ProbeResponse};
 use shogi4_engine::Position;
 use shogi4_proofs::ProofStore;
-use shogi4_search::{Analysis, Cancel, Limits, Outcome, Search, MAX_DEPTH};
+use shogi4_search::{Analysis, Cancel, Limits, Outcome, Recall, Search, MAX_DEPTH};
 use tokio::sync::Semaphore;
 
 use crate::certificates::Certified;
@@ -188,20 +188,13 @@ impl SearchService {
             .run(deadline, move |search| {
                 let limits = service.settings.limits(share, deadline);
                 let certified = service.certified();
-                let before = service.recall(search, &position, &certified);
-                let mut analysis = search.analyse(&position, &limits);
-                // The search was handed the certificate's value, but its table may have let
-                // it go: the answer says at least what the certificate proves.
-                let covered = certified.find(&position);
-                if let Some((_, proven)) = covered {
-                    analysis.outcome = analysis.outcome.merge(proven);
-                }
-                service.keep(facts_of(&position, &analysis));
+                let (searched, analysis) =
+                    shogi4_api::answer::probe(search, &position, &limits, &service.knowledge(&certified));
+                service.keep(searched.facts);
                 service.queue_unfinished(&position, &analysis, client);
-                let answer = ProbeResponse::searched(&position, &analysis, source_after(before));
-                match covered {
-                    Some((file, _)) => answer.certified_by(file),
-                    None => answer,
+                match certified.find(&position) {
+                    Some((file, _)) => searched.answer.certified_by(file),
+                    None => searched.answer,
                 }
             })
             .await?;
@@ -220,47 +213,20 @@ impl SearchService {
         self.run(deadline, move |search| {
             let limits = service.settings.limits(1, deadline);
             let certified = service.certified();
-            let before = service.recall(search, &position, &certified);
-            let line = search.mainline(&position, &limits);
-            service.keep(vec![(position.key(), line.outcome)]);
-            let answer = MainlineResponse::searched(&position, &line, source_after(before));
+            let searched = shogi4_api::answer::mainline(search, &position, &limits, &service.knowledge(&certified));
+            service.keep(searched.facts);
             // Named only with the line it proves: a winner is never stated without its line.
             match certified.find(&position) {
-                Some((file, _)) if line.outcome.proven_win().is_some() => answer.certified_by(file),
-                _ => answer,
+                Some((file, _)) if searched.answer.winner.is_some() => searched.answer.certified_by(file),
+                _ => searched.answer,
             }
         })
         .await
     }
 
-    /// Hands the searcher what the certificates and the store know of the position and its
-    /// children.
-    /// Returns what the store knew of the position itself.
-    fn recall(&self, search: &mut Search, position: &Position, certified: &Certified) -> Option<Outcome> {
-        let mut positions = vec![*position];
-        positions.extend(position.successors().map(|(_, child)| child));
-        for position in positions.iter().filter(|_| !certified.is_empty()) {
-            if let Some((_, outcome)) = certified.find(position) {
-                search.remember(position.key(), outcome);
-            }
-        }
-        let store = self.store.as_ref()?;
-        match store.recall(&positions) {
-            Ok(known) => {
-                self.store_health.fine();
-                let own = known[0];
-                for (position, outcome) in positions.iter().zip(known) {
-                    if let Some(outcome) = outcome {
-                        search.remember(position.key(), outcome);
-                    }
-                }
-                own
-            }
-            Err(error) => {
-                self.store_health.failed(&error, "proof store unreadable; searching without it");
-                None
-            }
-        }
+    /// What the server knows beyond a searcher's table: the certificates and the store.
+    fn knowledge<'a>(&'a self, certified: &'a Certified) -> Knowledge<'a> {
+        Knowledge { certified, store: self.store.as_deref(), health: &self.store_health }
     }
 
     /// The store, if there is one that takes writes (a read-only one is only read).
@@ -362,9 +328,9 @@ impl SearchService {
             let level = entry.level.min(MAX_LEVEL);
             let limits =
                 Limits { max_depth: MAX_DEPTH, max_nodes: u64::MAX, time: Some(background.time * (1u32 << level)) };
-            let before = self.recall(&mut search, &position, &self.certified());
-            let analysis = search.analyse(&position, &limits);
-            self.keep(facts_of(&position, &analysis));
+            let certified = self.certified();
+            let (analysis, before) = search.analyse_recalling(&position, &limits, &self.knowledge(&certified));
+            self.keep(analysis.facts(&position));
             metrics::counter!("background_searches_total").increment(1);
             if analysis.outcome.proven_win().is_some() && before.and_then(Outcome::proven_win).is_none() {
                 metrics::counter!("background_proofs_total").increment(1);
@@ -498,28 +464,37 @@ fn lower_this_threads_priority() {
     }
 }
 
-/// Where an answer comes from, given what the store knew of the position before its search:
-/// the store if that was already a proven value.
-fn source_after(stored: Option<Outcome>) -> Source {
-    if stored.and_then(Outcome::proven_win).is_some() {
-        Source::Store
-    } else {
-        Source::Search
+/// What the server knows beyond a searcher's table: the certificates, then the store, merged.
+/// A store that fails is logged once (until it recovers) and then counts as knowing nothing.
+struct Knowledge<'a> {
+    certified: &'a Certified,
+    store: Option<&'a ProofStore>,
+    health: &'a StoreHealth,
+}
+
+impl Recall for Knowledge<'_> {
+    fn recall(&self, positions: &[Position]) -> Vec<Option<Outcome>> {
+        let mut known: Vec<Option<Outcome>> = if self.certified.is_empty() {
+            vec![None; positions.len()]
+        } else {
+            positions.iter().map(|p| self.certified.find(p).map(|(_, outcome)| outcome)).collect()
+        };
+        let Some(store) = self.store else { return known };
+        match store.recall(positions) {
+            Ok(stored) => {
+                self.health.fine();
+                for (known, stored) in known.iter_mut().zip(stored) {
+                    *known = match (*known, stored) {
+                        (Some(a), Some(b)) => Some(a.merge(b)),
+                        (a, b) => a.or(b),
+                    };
+                }
+            }
+            Err(error) => self.health.failed(&error, "proof store unreadable; searching without it"),
+        }
+        known
     }
 }
-
-/// What an analysis established about the position and its children, by key.
-fn facts_of(position: &Position, analysis: &Analysis) -> Vec<(u128, Outcome)> {
-    let mut facts = vec![(position.key(), analysis.outcome)];
-    facts.extend(analysis.moves.iter().filter_map(|m| Some((m.result?.key(), m.outcome.after_move()))));
-    // A shallow "no result within" is what a small share of a budget finds again in
-    // milliseconds: not worth a record.
-    facts.retain(|(_, outcome)| !matches!(outcome, Outcome::Unknown { no_result_within } if *no_result_within < MIN_RECORDED_DEPTH));
-    facts
-}
-
-/// The shallowest unknown result recorded in the store.
-const MIN_RECORDED_DEPTH: u32 = 12;
 
 /// Proven answers, bounded: two generations of at most half the capacity each; when the
 /// young one fills, the old one is dropped. Lookups promote nothing: simple and bounded.

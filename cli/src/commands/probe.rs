@@ -1,12 +1,14 @@
 //! `shogi4 probe`, `shogi4 mainline` and `shogi4 search`: answer a position without a server,
-//! from its table or else by proof search, as the server does. With `--json` they print
+//! from its table or else by proof search, as the server does (the same policy,
+//! `shogi4_api::answer`, over a proof store if one is named). With `--json` they print
 //! exactly the bodies of `GET /probe` and `GET /mainline`.
 
 use std::path::Path;
 
 use shogi4_api::{MainlineResponse, ProbeResponse, Source};
 use shogi4_engine::Position;
-use shogi4_search::{Analysis, Limits, Outcome, Search};
+use shogi4_proofs::{Opened, ProofStore};
+use shogi4_search::{Analysis, Limits, Outcome, Recall, Search};
 use shogi4_tablebase::{ProbeError, Tablebase};
 
 use crate::error::{parse_position, CliError};
@@ -19,11 +21,28 @@ pub struct SearchBudget {
     pub table_bytes: usize,
 }
 
-pub fn probe(pos: &str, tables: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
+pub fn probe(
+    pos: &str,
+    tables: &Path,
+    store: Option<&Path>,
+    budget: &SearchBudget,
+    json: bool,
+) -> Result<(), CliError> {
     let position = parse_position(pos)?;
     let result = match open(tables)?.probe(&position) {
         Ok(result) => result,
-        Err(ProbeError::NoTable { .. }) => return search_position(&position, budget, json),
+        Err(ProbeError::NoTable { .. }) => {
+            let store = open_store(store)?;
+            let mut search = Search::new(budget.table_bytes);
+            let (searched, analysis) = shogi4_api::answer::probe(&mut search, &position, &budget.limits, known(&store));
+            record(store.as_ref(), &searched.facts)?;
+            if json {
+                println!("{}", serde_json::to_string(&searched.answer).expect("serializable"));
+            } else {
+                print_analysis(&position, &analysis);
+            }
+            return Ok(());
+        }
         Err(error) => return Err(error.into()),
     };
     if json {
@@ -38,13 +57,22 @@ pub fn probe(pos: &str, tables: &Path, budget: &SearchBudget, json: bool) -> Res
     Ok(())
 }
 
-pub fn mainline(pos: &str, tables: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
+pub fn mainline(
+    pos: &str,
+    tables: &Path,
+    store: Option<&Path>,
+    budget: &SearchBudget,
+    json: bool,
+) -> Result<(), CliError> {
     let position = parse_position(pos)?;
     let answer = match open(tables)?.mainline(&position) {
         Ok(line) => MainlineResponse::new(&position, &line),
         Err(ProbeError::NoTable { .. }) => {
-            let line = Search::new(budget.table_bytes).mainline(&position, &budget.limits);
-            MainlineResponse::searched(&position, &line, Source::Search)
+            let store = open_store(store)?;
+            let mut search = Search::new(budget.table_bytes);
+            let searched = shogi4_api::answer::mainline(&mut search, &position, &budget.limits, known(&store));
+            record(store.as_ref(), &searched.facts)?;
+            searched.answer
         }
         Err(error) => return Err(error.into()),
     };
@@ -130,4 +158,36 @@ fn open(dir: &Path) -> Result<Tablebase, CliError> {
         eprintln!("shogi4: skipping {}: {error}", path.display());
     }
     Ok(tablebase)
+}
+
+/// The named proof store, if any; a damaged one is repaired as the server would (and said
+/// so on stderr).
+fn open_store(path: Option<&Path>) -> Result<Option<ProofStore>, CliError> {
+    let Some(path) = path else { return Ok(None) };
+    let (store, opened) = ProofStore::open(path)?;
+    if let Opened::Rebuilt { aside, salvaged } = opened {
+        eprintln!(
+            "shogi4: {} was damaged: moved to {}, {salvaged} readable records carried over",
+            path.display(),
+            aside.display()
+        );
+    }
+    Ok(Some(store))
+}
+
+/// What a search builds on: the store, or nothing.
+fn known(store: &Option<ProofStore>) -> &dyn Recall {
+    match store {
+        Some(store) => store,
+        None => &(),
+    }
+}
+
+/// Records a search's facts into the store, unless there is none or it is read-only (another
+/// process holds it).
+fn record(store: Option<&ProofStore>, facts: &[(u128, Outcome)]) -> Result<(), CliError> {
+    if let Some(store) = store.filter(|store| !store.is_read_only()) {
+        store.record(facts)?;
+    }
+    Ok(())
 }

@@ -444,13 +444,10 @@ impl<'a> ProofTree<'a> {
             return Ok(None);
         }
         // What the store knows of the children helps the search through them.
-        for &child in &child_ids {
-            let node = &self.nodes[child];
-            if let Some(known) = node.outcome.filter(|o| o.proven_win().is_some()) {
-                search.remember(node.position.key(), known);
-            }
-        }
-        let analysis = search.analyse(&position, limits);
+        let (analysis, _) = search.analyse_recalling(&position, limits, self.store);
+        // Unlike `Analysis::facts`, the position's own record and the children's proven
+        // values only: here a record means "analysed", and a child with an unknown record
+        // would be expanded from the store and never searched itself.
         let mut facts = vec![(position.key(), analysis.outcome)];
         let mut ids = Vec::with_capacity(children.len());
         for m in &analysis.moves {
