@@ -13,6 +13,48 @@ use crate::search::{BackgroundSettings, SearchSettings};
 use crate::serve::ConnectionLimits;
 use crate::{CorsPolicy, ServiceLimits};
 
+/// Why the server could not start: a setting it cannot use, its tables directory, or a
+/// system resource it could not have.
+#[derive(Debug)]
+pub enum StartError {
+    /// A flag's (or its variable's) value that cannot be used.
+    Setting {
+        /// The flag.
+        flag: &'static str,
+        /// What is wrong with its value.
+        detail: String,
+    },
+    /// The tables directory could not be read.
+    Tables(shogi4_tablebase::TableError),
+    /// A directory, the runtime, the socket, a signal handler or a thread could not be had.
+    System {
+        /// What was being done.
+        what: String,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+}
+
+impl StartError {
+    /// A system failure while doing `what`.
+    pub fn system(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> StartError {
+        let what = what.into();
+        move |source| StartError::System { what, source }
+    }
+}
+
+impl std::fmt::Display for StartError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            StartError::Setting { flag, detail } => write!(f, "{flag}: {detail}"),
+            StartError::Tables(error) => write!(f, "cannot read tables: {error}"),
+            StartError::System { what, source } => write!(f, "cannot {what}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
 /// Serves solved Shogi4 tables over HTTP. Every flag can also be set by the environment
 /// variable shown.
 #[derive(Parser, Debug)]
@@ -163,13 +205,13 @@ impl Config {
     }
 
     /// How connections are bounded.
-    pub fn connection_limits(&self) -> Result<ConnectionLimits, String> {
+    pub fn connection_limits(&self) -> Result<ConnectionLimits, StartError> {
         Ok(ConnectionLimits {
             header_timeout: Duration::from_millis(self.header_timeout_ms.max(1)),
             max_connections: self.max_connections.max(1),
             per_client: self.max_connections_per_client.max(1),
             max_requests: self.max_requests_per_connection.max(1),
-            trusted: parse_trusted_proxies(&self.trusted_proxies)?,
+            trusted: trusted_proxies(&self.trusted_proxies)?,
             shutdown_grace: Duration::from_millis(self.shutdown_grace_ms),
         })
     }
@@ -184,7 +226,7 @@ impl Config {
     }
 
     /// What one request may cost, and each client.
-    pub fn limits(&self) -> Result<ServiceLimits, String> {
+    pub fn limits(&self) -> Result<ServiceLimits, StartError> {
         Ok(ServiceLimits {
             max_body_bytes: self.max_body_bytes,
             max_uri_bytes: self.max_uri_bytes,
@@ -214,13 +256,13 @@ impl Config {
                 per_second: self.rate_limit,
                 burst: self.rate_burst.max(1),
                 max_clients: self.rate_clients.max(1),
-                trusted_proxies: parse_trusted_proxies(&self.trusted_proxies)?,
+                trusted_proxies: trusted_proxies(&self.trusted_proxies)?,
             },
         })
     }
 
     /// The CORS policy: `*` alone for any origin, or a comma-separated list of origins.
-    pub fn cors_policy(&self) -> Result<CorsPolicy, String> {
+    pub fn cors_policy(&self) -> Result<CorsPolicy, StartError> {
         if self.cors_origins.trim() == "*" {
             return Ok(CorsPolicy::AnyOrigin);
         }
@@ -229,13 +271,19 @@ impl Config {
             .split(',')
             .map(str::trim)
             .map(|o| match o {
-                "*" => Err("`*` allows any origin and must stand alone in --cors-origins".to_string()),
-                "" => Err("empty origin in --cors-origins".to_string()),
+                "*" => Err("`*` allows any origin and must stand alone".to_string()),
+                "" => Err("an empty origin".to_string()),
                 _ => HeaderValue::from_str(o).map_err(|_| format!("invalid CORS origin {o:?}")),
             })
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|detail| StartError::Setting { flag: "--cors-origins", detail })?;
         Ok(CorsPolicy::Origins(origins))
     }
+}
+
+/// `--trusted-proxies` read.
+fn trusted_proxies(text: &str) -> Result<Vec<ipnet::IpNet>, StartError> {
+    parse_trusted_proxies(text).map_err(|detail| StartError::Setting { flag: "--trusted-proxies", detail: detail.0 })
 }
 
 /// A default duration as the milliseconds a flag takes: each flag's default is read from the

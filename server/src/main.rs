@@ -9,7 +9,7 @@ use clap::Parser;
 use shogi4_engine::Material;
 use shogi4_proofs::{Opened, ProofStore};
 use shogi4_server::certificates::{Certified, CERTIFICATES};
-use shogi4_server::config::{Config, LogFormat};
+use shogi4_server::config::{Config, LogFormat, StartError};
 use shogi4_server::search::SearchService;
 use shogi4_server::serve::serve;
 use shogi4_server::{app, openapi, AppState};
@@ -70,13 +70,13 @@ fn log_panic(info: &std::panic::PanicHookInfo) {
 /// directory.
 const OPENING_PROOFS: &str = "opening.proofs";
 
-fn run(config: Config) -> Result<(), String> {
+fn run(config: Config) -> Result<(), StartError> {
     let cors_policy = config.cors_policy()?;
     let limits = config.limits()?;
     let connection_limits = config.connection_limits()?;
-    std::fs::create_dir_all(&config.tables).map_err(|e| format!("cannot create {}: {e}", config.tables.display()))?;
-    let state = AppState::load(&config.tables, config.table_loading(), limits)
-        .map_err(|e| format!("cannot read tables: {e}"))?;
+    std::fs::create_dir_all(&config.tables)
+        .map_err(StartError::system(format!("create {}", config.tables.display())))?;
+    let state = AppState::load(&config.tables, config.table_loading(), limits).map_err(StartError::Tables)?;
     tracing::info!(tables = state.tables().tables.len(), dir = %config.tables.display(), "tables loaded");
     let state = match config.proof_store_path() {
         None => state,
@@ -94,15 +94,15 @@ fn run(config: Config) -> Result<(), String> {
         },
     };
     let search = Arc::clone(&state.search);
-    let runtime = tokio::runtime::Runtime::new().map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let runtime = tokio::runtime::Runtime::new().map_err(StartError::system("start the runtime"))?;
     runtime.block_on(async {
         // Listen for signals before announcing the address, so that a client (or a test) that
         // signals right after its first answer is never met by the default action.
         let shutdown = shutdown_signal()?;
         let listener = tokio::net::TcpListener::bind(config.bind)
             .await
-            .map_err(|e| format!("cannot bind {}: {e}", config.bind))?;
-        let address = listener.local_addr().map_err(|e| e.to_string())?;
+            .map_err(StartError::system(format!("bind {}", config.bind)))?;
+        let address = listener.local_addr().map_err(StartError::system("read the bound address"))?;
         let state = Arc::new(state);
         tokio::spawn(reload_on_hangup(Arc::clone(&state)));
         // Marked as solving before the address is announced: no client sees a half state.
@@ -114,18 +114,18 @@ fn run(config: Config) -> Result<(), String> {
         std::thread::Builder::new()
             .name("proof-store-upkeep".into())
             .spawn(move || check_and_merge(&search, store_path.as_deref(), &tables))
-            .map_err(|e| format!("cannot start the proof store's check: {e}"))?;
+            .map_err(StartError::system("start the proof store's check"))?;
         for worker in 0..config.background_workers {
             let search = Arc::clone(&state.search);
             std::thread::Builder::new()
                 .name(format!("background-search-{worker}"))
                 .spawn(move || search.work_off_the_queue())
-                .map_err(|e| format!("cannot start a background search: {e}"))?;
+                .map_err(StartError::system("start a background search"))?;
         }
         tracing::info!(%address, "listening");
         println!("listening on http://{address}");
         serve(listener, app(state, &cors_policy), connection_limits, shutdown).await;
-        Ok::<(), String>(())
+        Ok::<(), StartError>(())
     })?;
     // A search a hung-up client left running keeps its blocking thread until its budget ends,
     // which may be long after the grace period; dropping the runtime would wait for it. The
@@ -289,13 +289,13 @@ async fn reload_on_hangup(state: Arc<AppState>) {
 }
 
 /// Resolves on SIGINT or SIGTERM; both handlers are installed when this is called.
-fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, String> {
+fn shutdown_signal() -> Result<impl std::future::Future<Output = ()>, StartError> {
     #[cfg(unix)]
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-        .map_err(|e| format!("cannot listen for SIGTERM: {e}"))?;
+        .map_err(StartError::system("listen for SIGTERM"))?;
     #[cfg(unix)]
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
-        .map_err(|e| format!("cannot listen for SIGINT: {e}"))?;
+        .map_err(StartError::system("listen for SIGINT"))?;
     Ok(async move {
         #[cfg(unix)]
         tokio::select! {

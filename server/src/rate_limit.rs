@@ -201,17 +201,21 @@ fn group(ip: IpAddr) -> IpAddr {
 }
 
 /// Reads `--trusted-proxies`: comma-separated CIDRs or single addresses.
-pub fn parse_trusted_proxies(text: &str) -> Result<Vec<IpNet>, String> {
+pub fn parse_trusted_proxies(text: &str) -> Result<Vec<IpNet>, InvalidProxy> {
     text.split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|s| {
-            s.parse::<IpNet>()
-                .or_else(|_| s.parse::<IpAddr>().map(IpNet::from))
-                .map_err(|_| format!("invalid trusted proxy {s:?}: expected an address or CIDR, e.g. 10.0.0.0/8"))
+            s.parse::<IpNet>().or_else(|_| s.parse::<IpAddr>().map(IpNet::from)).map_err(|_| {
+                InvalidProxy(format!("invalid trusted proxy {s:?}: expected an address or CIDR, e.g. 10.0.0.0/8"))
+            })
         })
         .collect()
 }
+
+/// A trusted-proxy entry that is neither an address nor a network, in words.
+#[derive(Debug)]
+pub struct InvalidProxy(pub String);
 
 #[cfg(test)]
 mod tests {

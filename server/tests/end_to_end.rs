@@ -582,3 +582,27 @@ fn an_oversized_body_is_refused_before_it_is_sent() {
         assert_eq!(&head, b"HTTP/1.1 413", "{expect:?}: {}", String::from_utf8_lossy(&head));
     }
 }
+
+/// A setting the server cannot use stops it before it listens, with exit code 1 and one line
+/// naming the flag and what is wrong; nothing is bound.
+#[test]
+fn an_unusable_setting_stops_the_server_with_the_flag_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let tables = dir.path().to_str().unwrap();
+    let cases = [
+        (&["--trusted-proxies", "10.0.0.0/33"][..], "--trusted-proxies: invalid trusted proxy \"10.0.0.0/33\""),
+        (&["--cors-origins", "https://a.example, *"][..], "--cors-origins: `*` allows any origin and must stand alone"),
+        (&["--bind", "256.0.0.1:80"][..], "invalid value '256.0.0.1:80' for '--bind <BIND>'"),
+    ];
+    for (flags, expected) in cases {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_shogi4-server"))
+            .args(["--no-solve", "--proof-store", "none", "--tables", tables])
+            .args(flags)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_ne!(output.status.code(), Some(0), "{flags:?}: {stderr}");
+        assert!(stderr.contains(expected), "{flags:?}: {stderr}");
+        assert!(!String::from_utf8_lossy(&output.stdout).contains("listening"), "{flags:?}");
+    }
+}
