@@ -19,23 +19,27 @@ game="${4:-}"
 compressed="${5:-}"
 command -v wrk >/dev/null || { apt-get update -qq && apt-get install -y -qq wrk >/dev/null; }
 cargo build --release -q -p shogi4-server
-port=18088
-# Rate limiting stays on, with a budget no benchmark exhausts: its cost is measured too.
-target/release/shogi4-server --bind "127.0.0.1:$port" --no-solve --tables "$tables" --proof-store none \
-  --rate-limit 100000000 --rate-burst 100000000 >/dev/null 2>/tmp/shogi4-loadtest.log &
-server=$!
-second=$server
-if [ -n "$compressed" ]; then
-  target/release/shogi4-server --bind "127.0.0.1:$((port + 1))" --no-solve --tables "$compressed" --proof-store none \
-    --rate-limit 100000000 --rate-burst 100000000 >/dev/null 2>/tmp/shogi4-loadtest-compressed.log &
-  second=$!
-fi
+# shellcheck source=scripts/lib/server.sh
+. scripts/lib/server.sh
 scratch=$(mktemp -d)
+server=""
+second=""
 trap 'kill $server $second 2>/dev/null; rm -rf "$scratch"' EXIT
-for _ in $(seq 300); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.2; done
+# Rate limiting stays on, with a budget no benchmark exhausts: its cost is measured too.
+start_server /tmp/shogi4-loadtest.log --no-solve --tables "$tables" --proof-store none \
+  --rate-limit 100000000 --rate-burst 100000000
+first=$server
+main=$address
+wait_healthy "$main" 60 /tmp/shogi4-loadtest.log
+other=$main
 if [ -n "$compressed" ]; then
-  for _ in $(seq 300); do curl -sf "http://127.0.0.1:$((port + 1))/health" >/dev/null && break; sleep 0.2; done
+  start_server /tmp/shogi4-loadtest-compressed.log --no-solve --tables "$compressed" --proof-store none \
+    --rate-limit 100000000 --rate-burst 100000000
+  second=$server
+  other=$address
+  wait_healthy "$other" 60 /tmp/shogi4-loadtest-compressed.log
 fi
+server=$first
 if [ -n "$game" ]; then
   cargo run --release -q -p shogi4-engine --example sample_positions -- "$game" 100000 >"$scratch/positions"
   probe="/probe (random $game positions)"
@@ -48,20 +52,20 @@ else
   probe_args=()
   probe_path="$probe"
 fi
-curl -sf "http://127.0.0.1:$port/probe?pos=1k2/C3/2f1/K3_b_-_1" >/dev/null || true
+curl -sf "http://$main/probe?pos=1k2/C3/2f1/K3_b_-_1" >/dev/null || true
 results="$scratch/results"
 kinds=(health probe)
 [ -z "$compressed" ] || kinds+=(compressed)
 for round in $(seq "$rounds"); do
   for which in "${kinds[@]}"; do
     if [ "$which" = health ]; then
-      out=$(wrk -t2 -c64 -d"${duration}s" --latency "http://127.0.0.1:$port/health")
+      out=$(wrk -t2 -c64 -d"${duration}s" --latency "http://$main/health")
       label=/health
     elif [ "$which" = compressed ]; then
-      out=$(wrk -t2 -c64 -d"${duration}s" --latency "${probe_args[@]}" "http://127.0.0.1:$((port + 1))$probe_path")
+      out=$(wrk -t2 -c64 -d"${duration}s" --latency "${probe_args[@]}" "http://$other$probe_path")
       label="$probe, compressed"
     else
-      out=$(wrk -t2 -c64 -d"${duration}s" --latency "${probe_args[@]}" "http://127.0.0.1:$port$probe_path")
+      out=$(wrk -t2 -c64 -d"${duration}s" --latency "${probe_args[@]}" "http://$main$probe_path")
       label="$probe"
     fi
     rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")

@@ -25,6 +25,7 @@
 
 mod checkpoint;
 mod share;
+mod time;
 mod worker;
 
 use std::fmt;

@@ -24,21 +24,8 @@ use timely::worker::Worker;
 
 use crate::checkpoint::{self, Identity};
 use crate::share::{Partition, Scanned, Share};
+use crate::time::Time;
 use crate::{ClusterError, Event, Finished, Job, LevelSummary, Topology};
-
-/// A predecessor update on the wire: the slot in the low 48 bits (the full game has 2^45
-/// slots), the level in the high 16, so that an update that arrives early (its sender already
-/// in the next level) is still applied as its own level's.
-const SLOT_BITS: u32 = 48;
-
-fn pack(slot: u64, level: u32) -> u64 {
-    debug_assert!(slot < 1 << SLOT_BITS && level < 1 << (64 - SLOT_BITS));
-    slot | u64::from(level) << SLOT_BITS
-}
-
-fn unpack(update: u64) -> (u64, u32) {
-    (update & ((1 << SLOT_BITS) - 1), (update >> SLOT_BITS) as u32)
-}
 
 /// A worker's statistics on the wire.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -75,18 +62,20 @@ struct Note {
 
 /// A run of a share's value bytes and the slot of the first.
 type Block = (u64, Vec<u8>);
-type Notes = Rc<RefCell<Vec<(u64, Note)>>>;
+type Notes = Rc<RefCell<Vec<(Time, Note)>>>;
 type Blocks = Rc<RefCell<Vec<Block>>>;
 
 /// The dataflow's inputs and what it delivers, for one worker.
 struct Network {
-    updates: InputHandle<u64, CapacityContainerBuilder<Vec<u64>>>,
-    notes: InputHandle<u64, CapacityContainerBuilder<Vec<Note>>>,
-    blocks: InputHandle<u64, CapacityContainerBuilder<Vec<Block>>>,
-    probe: ProbeHandle<u64>,
+    /// Predecessor updates: slots, each sent to its owner.
+    updates: InputHandle<Time, CapacityContainerBuilder<Vec<u64>>>,
+    notes: InputHandle<Time, CapacityContainerBuilder<Vec<Note>>>,
+    blocks: InputHandle<Time, CapacityContainerBuilder<Vec<Block>>>,
+    probe: ProbeHandle<Time>,
     inbox: Notes,
     received_blocks: Blocks,
-    round: u64,
+    /// The current level and round.
+    time: Time,
 }
 
 impl Network {
@@ -100,16 +89,17 @@ impl Network {
         let inbox: Notes = Rc::default();
         let received_blocks: Blocks = Rc::default();
         let (inbox_in, blocks_in) = (inbox.clone(), received_blocks.clone());
-        worker.dataflow::<u64, _, _>(|scope| {
+        worker.dataflow::<Time, _, _>(|scope| {
             scope
                 .input_from(&mut updates)
-                .exchange(move |&update: &u64| partition.owner(unpack(update).0) as u64)
+                .exchange(move |&slot: &u64| partition.owner(slot) as u64)
                 .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "Apply", move |_, _| {
                     move |input, _| {
-                        input.for_each(|_, data: &mut Vec<u64>| {
+                        input.for_each(|capability, data: &mut Vec<u64>| {
+                            // Sent from an input at one time: the stamp is that time alone.
+                            let level = capability.least().expect("an input's message has its time").level;
                             let mut share = share.borrow_mut();
-                            for &update in data.iter() {
-                                let (slot, level) = unpack(update);
+                            for &slot in data.iter() {
                                 share.apply(slot, level);
                             }
                         })
@@ -123,8 +113,8 @@ impl Network {
                     move |input, _| {
                         input.for_each(|capability, data: &mut Vec<Note>| {
                             // Notes are sent from an input at its current time: never stampless.
-                            let round = capability.least().copied().unwrap_or_default();
-                            inbox_in.borrow_mut().extend(data.drain(..).map(|note| (round, note)))
+                            let time = capability.least().copied().unwrap_or_default();
+                            inbox_in.borrow_mut().extend(data.drain(..).map(|note| (time, note)))
                         })
                     }
                 })
@@ -137,7 +127,20 @@ impl Network {
                 })
                 .probe_with(&probe);
         });
-        Network { updates, notes, blocks, probe, inbox, received_blocks, round: 0 }
+        Network { updates, notes, blocks, probe, inbox, received_blocks, time: Time::default() }
+    }
+
+    /// Enters level `n` (no lower than the current one): what is sent from now on is of it.
+    fn enter_level(&mut self, n: u32) {
+        debug_assert!(n >= self.time.level, "levels only grow");
+        self.advance_to(Time { level: n, ..self.time });
+    }
+
+    fn advance_to(&mut self, time: Time) {
+        self.updates.advance_to(time);
+        self.notes.advance_to(time);
+        self.blocks.advance_to(time);
+        self.time = time;
     }
 
     /// Ends the current round with this worker's `note`: waits until everything sent in the
@@ -145,16 +148,13 @@ impl Network {
     /// an error if any worker reported a problem.
     fn round(&mut self, worker: &mut Worker, note: Note) -> Result<Vec<Note>, ClusterError> {
         self.notes.send(note);
-        let (round, next) = (self.round, self.round + 1);
-        self.updates.advance_to(next);
-        self.notes.advance_to(next);
-        self.blocks.advance_to(next);
+        let now = self.time;
+        self.advance_to(Time { round: now.round + 1, ..now });
         let probe = &self.probe;
-        worker.step_or_park_while(Some(Duration::from_millis(1)), || probe.less_equal(&round));
-        self.round = next;
+        worker.step_or_park_while(Some(Duration::from_millis(1)), || probe.less_equal(&now));
         // Faster workers may already have sent notes of the next round.
         let mut inbox = self.inbox.borrow_mut();
-        let (this_round, later): (Vec<_>, Vec<_>) = inbox.drain(..).partition(|(time, _)| *time == round);
+        let (this_round, later): (Vec<_>, Vec<_>) = inbox.drain(..).partition(|(time, _)| *time == now);
         *inbox = later;
         drop(inbox);
         let mut notes: Vec<Note> = this_round.into_iter().map(|(_, note)| note).collect();
@@ -385,6 +385,7 @@ impl<'w, 'j> Run<'w, 'j> {
     /// summary, and whether any worker's clock says a checkpoint is due.
     fn level(&mut self, n: u32, all_wins_in_one: u64) -> Result<(LevelSummary, bool), ClusterError> {
         let mut summary = LevelSummary { level: n, ..LevelSummary::default() };
+        self.network.enter_level(n);
         let (mut next, mut done) = (0, false);
         let process_of = |w: usize, per_process: usize| w / per_process;
         loop {
@@ -400,7 +401,6 @@ impl<'w, 'j> Run<'w, 'j> {
                     mine.exchanged += u64::from(owner != self.me);
                     mine.network += u64::from(process_of(owner, self.place.per_process) != self.place.process);
                 }
-                self.batch.iter_mut().for_each(|slot| *slot = pack(*slot, n));
                 self.network.updates.send_batch(&mut self.batch);
                 self.batch.clear();
             }
