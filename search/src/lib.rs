@@ -40,6 +40,7 @@
 //! ```
 
 mod dfpn;
+mod numbers;
 mod prover;
 mod table;
 mod value;
@@ -357,7 +358,7 @@ impl Cancel {
 /// it stores is true of the positions alone, so every later search profits).
 pub struct Search {
     table: TranspositionTable,
-    numbers: dfpn::NumberTable,
+    numbers: numbers::NumberTable,
     plan: Plan,
     cancel: Option<Cancel>,
 }
@@ -368,7 +369,7 @@ impl Search {
         // Half for the facts, half for the proof numbers of unresolved positions.
         Search {
             table: TranspositionTable::with_bytes(table_bytes / 2),
-            numbers: dfpn::NumberTable::with_bytes(table_bytes / 2),
+            numbers: numbers::NumberTable::with_bytes(table_bytes / 2),
             plan: Plan::default(),
             cancel: None,
         }

@@ -17,7 +17,7 @@ use std::time::Instant;
 use arrayvec::ArrayVec;
 use shogi4_engine::{Move, Position, MAX_MOVES};
 
-use crate::dfpn::{NumberTable, Question};
+use crate::numbers::{NumberTable, Question};
 use crate::table::{key_of, Bounds, Depth, TranspositionTable, UNKNOWN};
 use crate::{distance_from, Cancel, Outcome};
 use shogi4_tablebase::Value;

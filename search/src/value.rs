@@ -36,7 +36,7 @@
 
 use shogi4_engine::Position;
 
-use crate::dfpn::{grow, step, Question, Step, INFINITE};
+use crate::numbers::{grow, step, Question, Step, INFINITE};
 use crate::prover::{Aborted, Prover, MAX_DEPTH};
 use crate::table::{key_of, mix, Depth, UNKNOWN};
 
