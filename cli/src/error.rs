@@ -95,6 +95,12 @@ impl From<TableError> for CliError {
     }
 }
 
+impl From<shogi4_tablebase::FormatError> for CliError {
+    fn from(e: shogi4_tablebase::FormatError) -> Self {
+        CliError::Table(e.into())
+    }
+}
+
 impl From<SolveError> for CliError {
     fn from(e: SolveError) -> Self {
         CliError::Solve(e)

@@ -171,11 +171,26 @@ impl Statistics {
     }
 }
 
-/// Why a table file was refused.
+/// Why a table was refused: which file, and what went wrong with it (shakmaty-syzygy's split:
+/// the file and the name here, the bytes in [`FormatError`]).
 #[derive(Debug)]
 pub enum TableError {
     /// The file could not be read or written.
     Io(PathBuf, std::io::Error),
+    /// Its bytes are not a valid table.
+    Format(FormatError),
+    /// The file's name and the material in its header disagree.
+    NameMismatch {
+        /// The file.
+        path: PathBuf,
+        /// The material its header names.
+        header: Material,
+    },
+}
+
+/// What is wrong with a table's bytes, wherever they came from.
+#[derive(Debug)]
+pub enum FormatError {
     /// Shorter than its header says.
     Truncated {
         /// Bytes the header requires.
@@ -220,13 +235,6 @@ pub enum TableError {
     Corrupt(CorruptValue),
     /// A compressed section that cannot be read: malformed, or a block failing its checksum.
     Compressed(crate::compressed::DecodeError),
-    /// The file's name and the material in its header disagree.
-    NameMismatch {
-        /// The file.
-        path: PathBuf,
-        /// The material its header names.
-        header: Material,
-    },
 }
 
 /// A value that cannot be read from a damaged table: a 255 byte (look in the overflow table)
@@ -275,35 +283,7 @@ impl fmt::Display for TableError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             TableError::Io(path, e) => write!(f, "{}: {e}", path.display()),
-            TableError::Truncated { expected, found } => {
-                write!(f, "truncated: the header requires {expected} bytes, the file has {found}")
-            }
-            TableError::TrailingBytes { expected, found } => {
-                write!(f, "the header accounts for {expected} bytes, the file has {found}")
-            }
-            TableError::BadMagic => write!(f, "not a Shogi4 table (bad magic)"),
-            TableError::UnsupportedVersion(v) => {
-                write!(f, "format version {v}; this build reads versions {VERSION} and {VERSION_COMPRESSED}")
-            }
-            TableError::UnsupportedEncoding(v) => {
-                write!(f, "value encoding {v}; this build reads encoding {VALUE_ENCODING}")
-            }
-            TableError::BadMaterial(m) => write!(f, "material field {m:?} is not a closed game"),
-            TableError::SlotCount { expected, found } => {
-                write!(f, "header has {found} slots; the material's index has {expected}")
-            }
-            TableError::InconsistentHeader(what) => write!(f, "inconsistent header: {what}"),
-            TableError::Checksum { expected, found } => {
-                write!(f, "checksum mismatch: header says {expected:016x}, data hashes to {found:016x}")
-            }
-            TableError::BadOverflow(what) => write!(f, "bad overflow table: {what}"),
-            TableError::Corrupt(e) => write!(f, "corrupt value: {e}"),
-            TableError::Compressed(crate::compressed::DecodeError::Malformed(what)) => {
-                write!(f, "malformed compressed section: {what}")
-            }
-            TableError::Compressed(crate::compressed::DecodeError::DamagedBlock(block)) => {
-                write!(f, "compressed block {block} fails its checksum")
-            }
+            TableError::Format(e) => e.fmt(f),
             TableError::NameMismatch { path, header } => {
                 write!(
                     f,
@@ -315,19 +295,76 @@ impl fmt::Display for TableError {
     }
 }
 
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FormatError::Truncated { expected, found } => {
+                write!(f, "truncated: the header requires {expected} bytes, the file has {found}")
+            }
+            FormatError::TrailingBytes { expected, found } => {
+                write!(f, "the header accounts for {expected} bytes, the file has {found}")
+            }
+            FormatError::BadMagic => write!(f, "not a Shogi4 table (bad magic)"),
+            FormatError::UnsupportedVersion(v) => {
+                write!(f, "format version {v}; this build reads versions {VERSION} and {VERSION_COMPRESSED}")
+            }
+            FormatError::UnsupportedEncoding(v) => {
+                write!(f, "value encoding {v}; this build reads encoding {VALUE_ENCODING}")
+            }
+            FormatError::BadMaterial(m) => write!(f, "material field {m:?} is not a closed game"),
+            FormatError::SlotCount { expected, found } => {
+                write!(f, "header has {found} slots; the material's index has {expected}")
+            }
+            FormatError::InconsistentHeader(what) => write!(f, "inconsistent header: {what}"),
+            FormatError::Checksum { expected, found } => {
+                write!(f, "checksum mismatch: header says {expected:016x}, data hashes to {found:016x}")
+            }
+            FormatError::BadOverflow(what) => write!(f, "bad overflow table: {what}"),
+            FormatError::Corrupt(e) => write!(f, "corrupt value: {e}"),
+            FormatError::Compressed(crate::compressed::DecodeError::Malformed(what)) => {
+                write!(f, "malformed compressed section: {what}")
+            }
+            FormatError::Compressed(crate::compressed::DecodeError::DamagedBlock(block)) => {
+                write!(f, "compressed block {block} fails its checksum")
+            }
+        }
+    }
+}
+
 impl std::error::Error for TableError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             TableError::Io(_, e) => Some(e),
-            TableError::Corrupt(e) => Some(e),
+            TableError::Format(e) => Some(e),
+            TableError::NameMismatch { .. } => None,
+        }
+    }
+}
+
+impl std::error::Error for FormatError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            FormatError::Corrupt(e) => Some(e),
             _ => None,
         }
     }
 }
 
+impl From<FormatError> for TableError {
+    fn from(e: FormatError) -> Self {
+        TableError::Format(e)
+    }
+}
+
+impl From<CorruptValue> for FormatError {
+    fn from(e: CorruptValue) -> Self {
+        FormatError::Corrupt(e)
+    }
+}
+
 impl From<CorruptValue> for TableError {
     fn from(e: CorruptValue) -> Self {
-        TableError::Corrupt(e)
+        TableError::Format(FormatError::Corrupt(e))
     }
 }
 
@@ -479,47 +516,47 @@ impl Header {
     }
 
     /// Reads and checks the header of `bytes` (the whole file), without the checksum.
-    pub fn parse(bytes: &[u8]) -> Result<Header, TableError> {
+    pub fn parse(bytes: &[u8]) -> Result<Header, FormatError> {
         let found = bytes.len() as u64;
         if bytes.len() < FIXED_HEADER {
-            return Err(TableError::Truncated { expected: FIXED_HEADER as u64, found });
+            return Err(FormatError::Truncated { expected: FIXED_HEADER as u64, found });
         }
         if bytes[layout::MAGIC] != MAGIC {
-            return Err(TableError::BadMagic);
+            return Err(FormatError::BadMagic);
         }
         let u32_at = |at: std::ops::Range<usize>| u32::from_le_bytes(bytes[at].try_into().expect("4 bytes"));
         let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
         let u64_in = |at: std::ops::Range<usize>| u64_at(at.start);
         let version = u32_at(layout::VERSION);
         if version != VERSION && version != VERSION_COMPRESSED {
-            return Err(TableError::UnsupportedVersion(version));
+            return Err(FormatError::UnsupportedVersion(version));
         }
         let encoding = u32_at(layout::ENCODING);
         if encoding != VALUE_ENCODING {
-            return Err(TableError::UnsupportedEncoding(encoding));
+            return Err(FormatError::UnsupportedEncoding(encoding));
         }
         let name: String = bytes[layout::MATERIAL].iter().take_while(|&&b| b != 0).map(|&b| b as char).collect();
-        let material: Material = name.parse().map_err(|_| TableError::BadMaterial(name.clone()))?;
+        let material: Material = name.parse().map_err(|_| FormatError::BadMaterial(name.clone()))?;
         let values_offset = u64::from(u32_at(layout::VALUES_OFFSET));
         let slots = u64_in(layout::SLOTS);
         let expected_slots = MaterialIndex::new(material).slots();
         if slots != expected_slots {
-            return Err(TableError::SlotCount { expected: expected_slots, found: slots });
+            return Err(FormatError::SlotCount { expected: expected_slots, found: slots });
         }
         let histogram_len = u64_in(layout::HISTOGRAM_LEN);
         if histogram_len > u64::from(u32::MAX) {
-            return Err(TableError::InconsistentHeader("histogram length"));
+            return Err(FormatError::InconsistentHeader("histogram length"));
         }
         let histogram_end = FIXED_HEADER as u64 + 8 * histogram_len;
         if !values_offset.is_multiple_of(layout::VALUES_ALIGN) || values_offset < histogram_end {
-            return Err(TableError::InconsistentHeader("values offset"));
+            return Err(FormatError::InconsistentHeader("values offset"));
         }
         if found < values_offset {
-            return Err(TableError::Truncated { expected: values_offset, found });
+            return Err(FormatError::Truncated { expected: values_offset, found });
         }
         let compressed_bytes = if version == VERSION_COMPRESSED {
             if found < values_offset + 8 {
-                return Err(TableError::Truncated { expected: values_offset + 8, found });
+                return Err(FormatError::Truncated { expected: values_offset + 8, found });
             }
             Some(u64_at(values_offset as usize + crate::compressed::layout::SECTION_BYTES))
         } else {
@@ -536,16 +573,16 @@ impl Header {
         };
         let s = &statistics;
         if s.positions != 4 * slots {
-            return Err(TableError::InconsistentHeader("positions is not 4 × slots"));
+            return Err(FormatError::InconsistentHeader("positions is not 4 × slots"));
         }
         if s.wins.checked_add(s.losses).and_then(|n| n.checked_add(s.draws)) != Some(s.positions) {
-            return Err(TableError::InconsistentHeader("wins + losses + draws is not positions"));
+            return Err(FormatError::InconsistentHeader("wins + losses + draws is not positions"));
         }
         if s.histogram.len() as u64 != u64::from(s.max_dtw) + 1 && !(s.histogram.is_empty() && s.max_dtw == 0) {
-            return Err(TableError::InconsistentHeader("histogram length is not max_dtw + 1"));
+            return Err(FormatError::InconsistentHeader("histogram length is not max_dtw + 1"));
         }
         if s.histogram.iter().try_fold(0u64, |acc, &n| acc.checked_add(n)) != Some(s.wins + s.losses) {
-            return Err(TableError::InconsistentHeader("histogram does not add up to wins + losses"));
+            return Err(FormatError::InconsistentHeader("histogram does not add up to wins + losses"));
         }
         let header = Header {
             material,
@@ -557,12 +594,12 @@ impl Header {
             compressed_bytes,
         };
         if header.compressed_bytes.is_some_and(|b| b > found) {
-            return Err(TableError::Truncated { expected: header.compressed_bytes.unwrap_or(0), found });
+            return Err(FormatError::Truncated { expected: header.compressed_bytes.unwrap_or(0), found });
         }
         let expected = header.file_size();
         match found.cmp(&expected) {
-            std::cmp::Ordering::Less => Err(TableError::Truncated { expected, found }),
-            std::cmp::Ordering::Greater => Err(TableError::TrailingBytes { expected, found }),
+            std::cmp::Ordering::Less => Err(FormatError::Truncated { expected, found }),
+            std::cmp::Ordering::Greater => Err(FormatError::TrailingBytes { expected, found }),
             std::cmp::Ordering::Equal => Ok(header),
         }
     }
@@ -693,7 +730,7 @@ impl TableWriter {
     pub fn write_values(&mut self, first_slot: u64, values: &[u8]) -> Result<(), TableError> {
         use std::os::unix::fs::FileExt;
         if first_slot.checked_add(values.len() as u64).is_none_or(|end| end > self.header.slots) {
-            return Err(TableError::InconsistentHeader("values written past the last slot"));
+            return Err(FormatError::InconsistentHeader("values written past the last slot").into());
         }
         self.file
             .file()

@@ -35,8 +35,8 @@ pub use checkpoint::{
 };
 pub use durable::{write_atomically, DurableFile};
 pub use format::{
-    file_name, layout, recorded_checksum, CorruptValue, Damage, Header, SolveError, SolvedTable, Statistics,
-    TableError, TableWriter, EXTENSION, MAGIC, VERSION, VERSION_COMPRESSED,
+    file_name, layout, recorded_checksum, CorruptValue, Damage, FormatError, Header, SolveError, SolvedTable,
+    Statistics, TableError, TableWriter, EXTENSION, MAGIC, VERSION, VERSION_COMPRESSED,
 };
 pub use memory::{available_memory, huge_vec, prefetch, solve_memory_needed};
 pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeResult, Tablebase};

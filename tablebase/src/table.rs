@@ -7,7 +7,7 @@ use shogi4_engine::{Children, MaterialIndex, Move, Position};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::compressed::{DecodeError, Decoder};
-use crate::format::{decode, layout, CorruptValue, Damage, Header, TableError};
+use crate::format::{decode, layout, CorruptValue, Damage, FormatError, Header, TableError};
 use crate::value::{Value, MAX_INLINE_DTW, OVERFLOW_CODE};
 
 /// A validated table over bytes `B` (a `Vec<u8>`, or an [`Mmap`] of the file), plain or
@@ -22,14 +22,14 @@ pub struct Table<B> {
 
 impl<B: AsRef<[u8]>> Table<B> {
     /// Checks the header and the sizes (not the checksum: see [`Table::verify_checksum`]).
-    pub fn new(bytes: B) -> Result<Table<B>, TableError> {
+    pub fn new(bytes: B) -> Result<Table<B>, FormatError> {
         let header = Header::parse(bytes.as_ref())?;
         let index = MaterialIndex::new(header.material);
         let decoder = match header.compressed_bytes {
             Some(size) => {
                 let start = header.values_offset as usize;
                 let section = &bytes.as_ref()[start..start + size as usize];
-                Some(Decoder::parse(section, header.slots).map_err(TableError::Compressed)?)
+                Some(Decoder::parse(section, header.slots).map_err(FormatError::Compressed)?)
             }
             None => None,
         };
@@ -73,11 +73,11 @@ impl<B: AsRef<[u8]>> Table<B> {
 
     /// Every value byte, as a plain table of the same game holds them: the bytes a compressed
     /// table stores, with the rules' win in 1 wherever the rules decide the slot.
-    pub fn decompressed_values(&self) -> Result<std::borrow::Cow<'_, [u8]>, TableError> {
+    pub fn decompressed_values(&self) -> Result<std::borrow::Cow<'_, [u8]>, FormatError> {
         let Some(decoder) = &self.decoder else {
             return Ok(std::borrow::Cow::Borrowed(self.values().expect("a plain table")));
         };
-        let mut values = decoder.decode_all(self.section()).map_err(TableError::Compressed)?;
+        let mut values = decoder.decode_all(self.section()).map_err(FormatError::Compressed)?;
         let win_in_one = Value::Win(1).encode();
         self.for_each_slot_by_rules(&mut values, &crate::Silent, |value, decided| {
             if decided {
@@ -230,7 +230,7 @@ impl<B: AsRef<[u8]>> Table<B> {
 
     /// The same table as a compressed file (format version 2), whole: every value the same,
     /// overflow distances included. Works from a plain or a compressed table.
-    pub fn to_compressed(&self, progress: &dyn crate::Progress) -> Result<Vec<u8>, TableError> {
+    pub fn to_compressed(&self, progress: &dyn crate::Progress) -> Result<Vec<u8>, FormatError> {
         let values = self.decompressed_values()?;
         let mut dont_care = vec![false; values.len()];
         progress.phase("slots the rules decide", values.len() as u64);
@@ -246,7 +246,7 @@ impl<B: AsRef<[u8]>> Table<B> {
 
     /// The same table as a plain file (format version 1), whole: for a table that came from a
     /// plain one, that file byte for byte.
-    pub fn to_plain(&self) -> Result<Vec<u8>, TableError> {
+    pub fn to_plain(&self) -> Result<Vec<u8>, FormatError> {
         let table = crate::format::SolvedTable {
             material: self.header.material,
             values: self.decompressed_values()?.into_owned(),
@@ -258,7 +258,7 @@ impl<B: AsRef<[u8]>> Table<B> {
 
     /// Recomputes the checksum of the whole file and checks the overflow table against the
     /// value bytes.
-    pub fn verify_checksum(&self) -> Result<(), TableError> {
+    pub fn verify_checksum(&self) -> Result<(), FormatError> {
         let bytes = self.bytes.as_ref();
         let mut hasher = Xxh3::new();
         hasher.update(&bytes[..layout::CHECKSUM.start]);
@@ -266,21 +266,21 @@ impl<B: AsRef<[u8]>> Table<B> {
         hasher.update(&bytes[layout::CHECKSUM.end..]);
         let found = hasher.digest();
         if found != self.header.checksum {
-            return Err(TableError::Checksum { expected: self.header.checksum, found });
+            return Err(FormatError::Checksum { expected: self.header.checksum, found });
         }
         // Of a compressed table, decoding checks every block against its checksum too.
         let values = self.decompressed_values()?;
         let escapes = values.iter().filter(|&&b| b == OVERFLOW_CODE).count() as u64;
         if escapes != self.header.overflow_entries {
-            return Err(TableError::BadOverflow("entry count differs from the number of 255 bytes"));
+            return Err(FormatError::BadOverflow("entry count differs from the number of 255 bytes"));
         }
         for i in 0..self.header.overflow_entries as usize {
             let (slot, dtw) = self.overflow_entry(i);
             if slot >= self.header.slots || values[slot as usize] != OVERFLOW_CODE || dtw <= MAX_INLINE_DTW {
-                return Err(TableError::BadOverflow("entry for a slot without a 255 byte, or a short distance"));
+                return Err(FormatError::BadOverflow("entry for a slot without a 255 byte, or a short distance"));
             }
             if i > 0 && self.overflow_entry(i - 1).0 >= slot {
-                return Err(TableError::BadOverflow("entries not sorted by slot"));
+                return Err(FormatError::BadOverflow("entries not sorted by slot"));
             }
         }
         Ok(())
@@ -310,5 +310,5 @@ pub fn open_table(path: &Path) -> Result<MappedTable, TableError> {
     // place, never modified where they stand, so the mapped bytes do not change under us as
     // long as nobody edits the file by hand while it is served.
     let map = unsafe { Mmap::map(&file) }.map_err(io)?;
-    Table::new(map)
+    Ok(Table::new(map)?)
 }

@@ -4,7 +4,7 @@
 
 use shogi4_engine::{Material, MaterialIndex};
 use shogi4_tablebase::{
-    audit, solve, Damage, Silent, Statistics, Table, TableError, Value, OVERFLOW_CODE, VERSION_COMPRESSED,
+    audit, solve, Damage, FormatError, Silent, Statistics, Table, Value, OVERFLOW_CODE, VERSION_COMPRESSED,
 };
 
 fn plain(name: &str) -> Table<Vec<u8>> {
@@ -90,7 +90,7 @@ fn damaged_blocks_are_errors_never_wrong_answers() {
         bytes[section_end - 128 * k - 17] ^= 0x5a;
     }
     let damaged = Table::new(bytes).unwrap();
-    assert!(matches!(damaged.verify_checksum(), Err(TableError::Checksum { .. })));
+    assert!(matches!(damaged.verify_checksum(), Err(FormatError::Checksum { .. })));
     let (mut errors, mut right) = (0, 0);
     let slots = MaterialIndex::new(header.material).slots();
     plain.index().for_each_position(0..slots, |slot, position| match damaged.value_of(position) {

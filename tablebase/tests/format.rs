@@ -3,15 +3,15 @@
 
 use shogi4_engine::{Material, MaterialIndex};
 use shogi4_tablebase::{
-    layout, open_table, solve, CorruptValue, Silent, SolvedTable, Statistics, Table, TableDir, TableError, TableStatus,
-    Value, OVERFLOW_CODE,
+    layout, open_table, solve, CorruptValue, FormatError, Silent, SolvedTable, Statistics, Table, TableDir, TableError,
+    TableStatus, Value, OVERFLOW_CODE,
 };
 
 fn kkc() -> SolvedTable {
     solve("KKC".parse().unwrap(), &Silent).table
 }
 
-fn refused(bytes: Vec<u8>) -> TableError {
+fn refused(bytes: Vec<u8>) -> FormatError {
     match Table::new(bytes) {
         Ok(_) => panic!("a damaged table was accepted"),
         Err(e) => e,
@@ -80,19 +80,19 @@ fn damaged_files_are_refused_with_the_reason() {
     let good = kkc().to_bytes();
     let header = Table::new(good.clone()).unwrap().header().clone();
 
-    assert!(matches!(refused(good[..50].to_vec()), TableError::Truncated { .. }));
-    assert!(matches!(refused(good[..good.len() - 1].to_vec()), TableError::Truncated { .. }));
+    assert!(matches!(refused(good[..50].to_vec()), FormatError::Truncated { .. }));
+    assert!(matches!(refused(good[..good.len() - 1].to_vec()), FormatError::Truncated { .. }));
     let mut longer = good.clone();
     longer.push(0);
-    assert!(matches!(refused(longer), TableError::TrailingBytes { .. }));
+    assert!(matches!(refused(longer), FormatError::TrailingBytes { .. }));
 
     let mut bad = good.clone();
     bad[layout::MAGIC.start] = b'X';
-    assert!(matches!(refused(bad), TableError::BadMagic));
+    assert!(matches!(refused(bad), FormatError::BadMagic));
 
     let mut bad = good.clone();
     put_u32(&mut bad, layout::VERSION, 3);
-    assert!(matches!(refused(bad), TableError::UnsupportedVersion(3)));
+    assert!(matches!(refused(bad), FormatError::UnsupportedVersion(3)));
     // A plain file labelled compressed: its values do not parse as a compressed section.
     let mut bad = good.clone();
     put_u32(&mut bad, layout::VERSION, 2);
@@ -100,34 +100,37 @@ fn damaged_files_are_refused_with_the_reason() {
 
     let mut bad = good.clone();
     put_u32(&mut bad, layout::ENCODING, 9);
-    assert!(matches!(refused(bad), TableError::UnsupportedEncoding(9)));
+    assert!(matches!(refused(bad), FormatError::UnsupportedEncoding(9)));
 
     let mut bad = good.clone();
     bad[layout::MATERIAL.start + 2] = b'X';
-    assert!(matches!(refused(bad), TableError::BadMaterial(_)));
+    assert!(matches!(refused(bad), FormatError::BadMaterial(_)));
 
     // A table that claims to be another closed game.
     let mut bad = good.clone();
     bad[layout::MATERIAL].copy_from_slice(b"KKF\0\0\0\0\0\0\0\0\0\0\0\0\0");
     let relabelled = Table::new(bad).expect("same slot count: the header checks alone cannot tell KKC from KKF");
-    assert!(matches!(relabelled.verify_checksum(), Err(TableError::Checksum { .. })), "the checksum covers the header");
+    assert!(
+        matches!(relabelled.verify_checksum(), Err(FormatError::Checksum { .. })),
+        "the checksum covers the header"
+    );
     let mut bad = good.clone();
     bad[layout::MATERIAL].copy_from_slice(b"KKCC\0\0\0\0\0\0\0\0\0\0\0\0");
-    assert!(matches!(refused(bad), TableError::SlotCount { .. }));
+    assert!(matches!(refused(bad), FormatError::SlotCount { .. }));
 
     let mut bad = good.clone();
     put_u64(&mut bad, layout::WINS, header.statistics.wins + 4);
-    assert!(matches!(refused(bad), TableError::InconsistentHeader(_)));
+    assert!(matches!(refused(bad), FormatError::InconsistentHeader(_)));
 
     let mut bad = good.clone();
     put_u32(&mut bad, layout::VALUES_OFFSET, 65);
-    assert!(matches!(refused(bad), TableError::InconsistentHeader(_)));
+    assert!(matches!(refused(bad), FormatError::InconsistentHeader(_)));
 
     // A flipped value byte passes the header checks but not the checksum.
     let mut bad = good.clone();
     bad[header.values_offset as usize + 10] ^= 2;
     let table = Table::new(bad).unwrap();
-    assert!(matches!(table.verify_checksum(), Err(TableError::Checksum { .. })));
+    assert!(matches!(table.verify_checksum(), Err(FormatError::Checksum { .. })));
 
     let message = refused(good[..50].to_vec()).to_string();
     assert!(message.contains("truncated"), "{message}");
@@ -167,7 +170,7 @@ fn a_stray_overflow_byte_is_an_error_not_a_panic() {
     assert_eq!(damaged.value(slot), Err(CorruptValue::missing_overflow(slot)));
     let table = Table::new(damaged.to_bytes()).unwrap();
     assert_eq!(table.value(slot), Err(CorruptValue::missing_overflow(slot)));
-    assert!(matches!(table.verify_checksum(), Err(TableError::BadOverflow(_))));
+    assert!(matches!(table.verify_checksum(), Err(FormatError::BadOverflow(_))));
     let error = table.probe(&position).unwrap_err();
     assert!(error.to_string().contains(&format!("slot {slot}")), "{error}");
 }
@@ -194,5 +197,5 @@ fn the_table_directory_tells_present_missing_damaged_and_misnamed() {
     bytes[at] ^= 2;
     std::fs::write(&path, bytes).unwrap();
     assert!(matches!(store.status(c, false), TableStatus::Present));
-    assert!(matches!(store.status(c, true), TableStatus::Damaged(TableError::Checksum { .. })));
+    assert!(matches!(store.status(c, true), TableStatus::Damaged(TableError::Format(FormatError::Checksum { .. }))));
 }

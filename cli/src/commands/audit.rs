@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use shogi4_api::cli::{AuditChecked, AuditReport, AuditViolation};
-use shogi4_tablebase::{audit, open_table, CorruptValue, TableDir, Value};
+use shogi4_tablebase::{audit, open_table, CorruptValue, TableDir, TableError, Value};
 
 use super::grouped;
 use crate::error::CliError;
@@ -45,8 +45,10 @@ fn audit_file(file: &Path, json: bool) -> bool {
         }
     };
     // A file named after another game is refused by the server: so it fails here too.
-    let checksum =
-        TableDir::check_name(file, &table).err().or_else(|| table.verify_checksum().err()).map(|e| e.to_string());
+    let checksum = TableDir::check_name(file, &table)
+        .err()
+        .or_else(|| table.verify_checksum().err().map(TableError::from))
+        .map(|e| e.to_string());
     let report = audit(&table, &Bar::new());
     let ok = report.violations == 0 && checksum.is_none();
     if json {

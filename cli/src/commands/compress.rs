@@ -46,7 +46,10 @@ pub fn compress_file(file: &Path, out: &Path, plain: bool, json: bool) -> Result
     let compressed = shogi4_tablebase::Table::new(bytes)?;
     compressed.verify_checksum()?;
     if compressed.decompressed_values()?[..] != table.decompressed_values()?[..] {
-        return Err(CliError::Table(TableError::InconsistentHeader("the compressed values differ from the source's")));
+        return Err(shogi4_tablebase::FormatError::InconsistentHeader(
+            "the compressed values differ from the source's",
+        )
+        .into());
     }
     let seconds = started.elapsed().as_secs_f64();
     let path = out.join(file_name(material));
