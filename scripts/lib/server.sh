@@ -1,7 +1,8 @@
 # Shared by the scripts that run a server of their own (sourced, not run): a free port for
 # each server, and readiness checks that fail loudly instead of falling through.
 
-# start_server LOG FLAGS...: starts target/release/shogi4-server on a port the system picks,
+# start_server LOG FLAGS...: starts $SERVER_BIN (default target/release/shogi4-server) on a
+# port the system picks,
 # then sets $server (its pid) and $address (host:port) once it prints that it listens. Fails,
 # showing LOG, if it exits first or has not listened within 60 s.
 start_server() {
@@ -9,7 +10,7 @@ start_server() {
   shift
   local out
   out=$(mktemp)
-  target/release/shogi4-server --bind 127.0.0.1:0 "$@" >"$out" 2>"$log" &
+  "${SERVER_BIN:-target/release/shogi4-server}" --bind 127.0.0.1:0 "$@" >"$out" 2>"$log" &
   server=$!
   address=""
   for _ in $(seq 300); do
