@@ -16,12 +16,10 @@ cd "$(dirname "$0")/.."
 rev="${1:-HEAD}"
 tables="${2:-tables}"
 per_game="${3:-20}"
-root="$PWD"
 cargo build --quiet --release -p shogi4-server -p shogi4-engine --example sample_positions
-tree="$root/target/compare/tree"
-commit="$(git rev-parse --verify "$rev^{commit}")"
-if [ -d "$tree" ]; then git -C "$tree" checkout --quiet --detach "$commit"; else git worktree add --quiet --detach "$tree" "$commit"; fi
-(cd "$tree" && CARGO_TARGET_DIR="$root/target/compare/target" cargo build --quiet --release -p shogi4-server)
+# shellcheck source=scripts/lib/other-build.sh
+. scripts/lib/other-build.sh
+build_other "$rev" shogi4-server
 work="$(mktemp -d)"
 old_server=""
 new_server=""
@@ -35,7 +33,7 @@ start_server "$work/new.log" "${flags[@]}"
 new_server=$server
 new=$address
 # The other build, started the same way.
-SERVER_BIN="$root/target/compare/target/release/shogi4-server" start_server "$work/old.log" "${flags[@]}"
+SERVER_BIN="$other_bin/shogi4-server" start_server "$work/old.log" "${flags[@]}"
 old_server=$server
 old=$address
 wait_healthy "$new" 60 "$work/new.log"

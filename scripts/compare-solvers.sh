@@ -10,13 +10,11 @@ rev="${1:-HEAD}"; rounds="${2:-3}"; shift 2 || true
 games=("${@:-KKCFR}")
 root="$PWD"
 cargo build --quiet --release -p shogi4-cli
-tree="$root/target/compare/tree"
-# Resolved here: inside the worktree, HEAD would name the worktree's own commit.
-commit="$(git rev-parse --verify "$rev^{commit}")"
-if [ -d "$tree" ]; then git -C "$tree" checkout --quiet --detach "$commit"; else git worktree add --quiet --detach "$tree" "$commit"; fi
-(cd "$tree" && CARGO_TARGET_DIR="$root/target/compare/target" cargo build --quiet --release -p shogi4-cli)
+# shellcheck source=scripts/lib/other-build.sh
+. scripts/lib/other-build.sh
+build_other "$rev" shogi4-cli
 new="$root/target/release/shogi4"
-old="$root/target/compare/target/release/shogi4"
+old="$other_bin/shogi4"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 for game in "${games[@]}"; do

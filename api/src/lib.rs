@@ -23,5 +23,5 @@ pub use problem::{Problem, ProblemType};
 pub use responses::{
     BatchEntry, BatchRequest, BatchResponse, Category, CertificateReport, FileEntry, FilesResponse, LongestWin,
     MainlineMove, MainlineResponse, Manifest, ManifestEntry, MoveInfo, ProbeResponse, SearchStats, Side, Source,
-    TableInfo, TablesResponse,
+    TableInfo, TablesResponse, Verdict,
 };

@@ -174,23 +174,11 @@ pub struct MoveInfo {
     pub after_capture: Option<String>,
 }
 
-/// The solved value of a position and of each of its moves.
+/// What an answer says of its position's value, in the same words for every endpoint: the
+/// category for the side to move, the distance (exact, or its bounds), how deep an unknown
+/// result was searched, and where the value came from.
 #[derive(Clone, Debug, Serialize, ToSchema, PartialEq, Eq)]
-#[schema(example = json!({
-    "sfen": "k3/4/4/K3 b C 1", "fen": "k3/4/4/K3[C] w 0 1", "material": "KKC", "side_to_move": "first",
-    "category": "win", "dtw": 9, "source": "table",
-    "moves": [{"move": "a1b2", "sfen": "k3/4/1K2/4 w C 1", "fen": "k3/4/1K2/4[C] b 0 1", "category": "win", "dtw": 9,
-               "capture": false, "promotion": false, "jump": false, "drop": false, "royal_capture": false}]
-}))]
-pub struct ProbeResponse {
-    /// The position in canonical SFEN.
-    pub sfen: String,
-    /// The position in Fairy-Stockfish FEN.
-    pub fen: String,
-    /// Its closed game: `KK` plus the non-royal pieces in C, F, R, T order.
-    pub material: String,
-    /// The player to move.
-    pub side_to_move: Side,
+pub struct Verdict {
     /// The value for the side to move.
     pub category: Category,
     /// Distance to win: plies until the royal is captured under perfect play (the winner
@@ -215,6 +203,48 @@ pub struct ProbeResponse {
     /// For `source: certificate`: the certificate's file name (`d1d2.s4cert`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub certificate: Option<String>,
+}
+
+impl Verdict {
+    fn new(stated: Stated, source: Source) -> Verdict {
+        Verdict {
+            category: stated.category,
+            dtw: stated.dtw,
+            dtw_at_least: stated.bounds.map(|b| b.0),
+            dtw_at_most: stated.bounds.map(|b| b.1),
+            no_result_within: stated.no_result_within,
+            source,
+            certificate: None,
+        }
+    }
+
+    /// The value proven by the certificate in the file `name`.
+    fn certified_by(&mut self, name: &str) {
+        self.source = Source::Certificate;
+        self.certificate = Some(name.to_string());
+    }
+}
+
+/// The solved value of a position and of each of its moves.
+#[derive(Clone, Debug, Serialize, ToSchema, PartialEq, Eq)]
+#[schema(example = json!({
+    "sfen": "k3/4/4/K3 b C 1", "fen": "k3/4/4/K3[C] w 0 1", "material": "KKC", "side_to_move": "first",
+    "category": "win", "dtw": 9, "source": "table",
+    "moves": [{"move": "a1b2", "sfen": "k3/4/1K2/4 w C 1", "fen": "k3/4/1K2/4[C] b 0 1", "category": "win", "dtw": 9,
+               "capture": false, "promotion": false, "jump": false, "drop": false, "royal_capture": false}]
+}))]
+pub struct ProbeResponse {
+    /// The position in canonical SFEN.
+    pub sfen: String,
+    /// The position in Fairy-Stockfish FEN.
+    pub fen: String,
+    /// Its closed game: `KK` plus the non-royal pieces in C, F, R, T order.
+    pub material: String,
+    /// The player to move.
+    pub side_to_move: Side,
+    /// Its value for the player to move, and where it came from.
+    #[serde(flatten)]
+    pub verdict: Verdict,
     /// For `source: search`: the work it took.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchStats>,
@@ -261,28 +291,11 @@ pub struct MainlineResponse {
     pub sfen: String,
     /// Its closed game.
     pub material: String,
-    /// The value for the side to move.
-    pub category: Category,
-    /// Plies to the royal capture; null for draws, unknown results and bounded ones. Equals
-    /// the length of `mainline`.
-    pub dtw: Option<u32>,
-    /// For a `win` or `loss` proven by search without its exact distance: the distance to win
-    /// is at least this.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dtw_at_least: Option<u32>,
-    /// For a `win` or `loss` proven by search without its exact distance: the distance to win
-    /// is at most this. `mainline` is then a forced winning line of at most this many moves,
-    /// not necessarily the shortest.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub dtw_at_most: Option<u32>,
-    /// For an `unknown` result: no forced result within this many plies.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub no_result_within: Option<u32>,
-    /// Where the answer came from.
-    pub source: Source,
-    /// For `source: certificate`: the certificate's file name (`d1d2.s4cert`).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub certificate: Option<String>,
+    /// Its value for the player to move, and where it came from. An exact `dtw` equals the
+    /// length of `mainline`; with `dtw_at_most`, `mainline` is a forced winning line of at
+    /// most that many moves, not necessarily the shortest.
+    #[serde(flatten)]
+    pub verdict: Verdict,
     /// Who captures the royal at the end of the line; null for draws and unknown results.
     pub winner: Option<Side>,
     /// The moves, each side playing its best (for a bounded result: the winner keeping a
@@ -485,13 +498,7 @@ impl ProbeResponse {
             fen,
             material: material.to_string(),
             side_to_move: position.turn().into(),
-            category: stated.category,
-            dtw: stated.dtw,
-            dtw_at_least: stated.bounds.map(|b| b.0),
-            dtw_at_most: stated.bounds.map(|b| b.1),
-            no_result_within: stated.no_result_within,
-            source,
-            certificate: None,
+            verdict: Verdict::new(stated, source),
             search,
             moves,
         }
@@ -499,8 +506,7 @@ impl ProbeResponse {
 
     /// The same answer, its value proven by the certificate in the file `name`.
     pub fn certified_by(mut self, name: &str) -> ProbeResponse {
-        self.source = Source::Certificate;
-        self.certificate = Some(name.to_string());
+        self.verdict.certified_by(name);
         self
     }
 
@@ -530,13 +536,7 @@ impl MainlineResponse {
         MainlineResponse {
             sfen: position.to_sfen(),
             material: position.material().to_string(),
-            category: stated.category,
-            dtw: stated.dtw,
-            dtw_at_least: stated.bounds.map(|b| b.0),
-            dtw_at_most: stated.bounds.map(|b| b.1),
-            no_result_within: stated.no_result_within,
-            source,
-            certificate: None,
+            verdict: Verdict::new(stated, source),
             winner,
             mainline: steps
                 .iter()
@@ -570,8 +570,7 @@ impl MainlineResponse {
 
     /// The same answer, its value proven by the certificate in the file `name`.
     pub fn certified_by(mut self, name: &str) -> MainlineResponse {
-        self.source = Source::Certificate;
-        self.certificate = Some(name.to_string());
+        self.verdict.certified_by(name);
         self
     }
 }

@@ -315,8 +315,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         } => {
             let checkpoints = resume.then(|| std::time::Duration::from_secs(checkpoint_secs));
             let place = match (cluster, hostfile, process) {
-                (Some(spec), _, _) => Some(commands::cluster::Place::parse_local(&spec)?),
-                (None, Some(file), Some(process)) => Some(commands::cluster::Place::from_hostfile(&file, process)?),
+                (Some(spec), _, _) => Some(commands::cluster::Role::parse_local(&spec)?),
+                (None, Some(file), Some(process)) => Some(commands::cluster::Role::from_hostfile(&file, process)?),
                 _ => None,
             };
             if let Some(place) = place {
@@ -339,10 +339,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Audit { paths, threads } => with_threads(threads, || commands::audit::run(&paths, json)),
         Command::Info { file } => commands::info::run(&file, json),
-        Command::Probe(q) => commands::probe::probe(&q.pos, &q.tables, q.store.as_deref(), &q.search.budget(), json),
-        Command::Mainline(q) => {
-            commands::probe::mainline(&q.pos, &q.tables, q.store.as_deref(), &q.search.budget(), json)
-        }
+        Command::Probe(q) => commands::probe::probe(&q, json),
+        Command::Mainline(q) => commands::probe::mainline(&q, json),
         Command::Search { pos, ms, nodes, depth, table_mb } => {
             let limits = shogi4_search::Limits {
                 max_depth: depth,

@@ -61,19 +61,19 @@ struct Note {
 }
 
 /// A run of a share's value bytes and the slot of the first.
-type Block = (u64, Vec<u8>);
+type ValueRun = (u64, Vec<u8>);
 type Notes = Rc<RefCell<Vec<(Time, Note)>>>;
-type Blocks = Rc<RefCell<Vec<Block>>>;
+type ValueRuns = Rc<RefCell<Vec<ValueRun>>>;
 
 /// The dataflow's inputs and what it delivers, for one worker.
 struct Network {
     /// Predecessor updates: slots, each sent to its owner.
     updates: InputHandle<Time, CapacityContainerBuilder<Vec<u64>>>,
     notes: InputHandle<Time, CapacityContainerBuilder<Vec<Note>>>,
-    blocks: InputHandle<Time, CapacityContainerBuilder<Vec<Block>>>,
+    blocks: InputHandle<Time, CapacityContainerBuilder<Vec<ValueRun>>>,
     probe: ProbeHandle<Time>,
     inbox: Notes,
-    received_blocks: Blocks,
+    received_blocks: ValueRuns,
     /// The current level and round.
     time: Time,
 }
@@ -87,7 +87,7 @@ impl Network {
         let mut blocks = InputHandle::new();
         let probe = ProbeHandle::new();
         let inbox: Notes = Rc::default();
-        let received_blocks: Blocks = Rc::default();
+        let received_blocks: ValueRuns = Rc::default();
         let (inbox_in, blocks_in) = (inbox.clone(), received_blocks.clone());
         worker.dataflow::<Time, _, _>(|scope| {
             scope
@@ -121,9 +121,9 @@ impl Network {
                 .probe_with(&probe);
             scope
                 .input_from(&mut blocks)
-                .exchange(|_: &Block| 0)
-                .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "Blocks", move |_, _| {
-                    move |input, _| input.for_each(|_, data: &mut Vec<Block>| blocks_in.borrow_mut().append(data))
+                .exchange(|_: &ValueRun| 0)
+                .unary::<CapacityContainerBuilder<Vec<()>>, _, _, _>(Pipeline, "ValueRuns", move |_, _| {
+                    move |input, _| input.for_each(|_, data: &mut Vec<ValueRun>| blocks_in.borrow_mut().append(data))
                 })
                 .probe_with(&probe);
         });

@@ -13,13 +13,13 @@
 //!    between the two hands,
 //! 3. `f`, how many board pieces stand on the two far ranks (ranks 1 and 4),
 //!
-//! and inside such a block by a mixed-radix number: which free far squares and which free
+//! and inside such a segment by a mixed-radix number: which free far squares and which free
 //! middle squares hold pieces (colex rank of each subset), which kind stands on each
 //! (ranked kind by kind), and each piece's owner and promotion — 3 states on a far rank
 //! (the unpromoted piece of the player whose far rank it is cannot stand there), 4 in the
 //! middle. Every integer below `slots` is therefore a legal position: no slot is wasted.
 //!
-//! The size of a block depends on the royal pair only through how many royals stand on far
+//! The size of a segment depends on the royal pair only through how many royals stand on far
 //! ranks (its *class*), which keeps the offset tables small even for the full game.
 
 use crate::{Bitboard, ByColor, Color, Hand, Kind, Material, Move, Piece, Position, Square, UnMove};
@@ -168,9 +168,9 @@ struct Split {
     kind_arrangements: u64,
 }
 
-/// A block: one split with `far` of its board pieces on far ranks.
+/// A segment: one split with `far` of its board pieces on far ranks.
 #[derive(Clone, Copy, Debug)]
-struct Block {
+struct Segment {
     start: u64,
     split: u32,
     far: u8,
@@ -341,7 +341,7 @@ impl Parents<'_> {
     }
 }
 
-/// Decodes slots, remembering the block of the last one: see [`MaterialIndex::cursor`].
+/// Decodes slots, remembering the segment of the last one: see [`MaterialIndex::cursor`].
 pub struct Cursor<'a> {
     index: &'a MaterialIndex,
     located: Option<Located>,
@@ -369,11 +369,11 @@ impl Cursor<'_> {
     }
 }
 
-/// Where a slot lies: its royal pair and block, and the block's absolute slot range.
+/// Where a slot lies: its royal pair and segment, and the segment's absolute slot range.
 #[derive(Clone, Copy, Debug)]
 struct Located {
     pair: usize,
-    block: Block,
+    segment: Segment,
     start: u64,
     end: u64,
 }
@@ -390,10 +390,10 @@ pub struct MaterialIndex {
     /// arrangements of the same pieces, at [`sequence_offset`] of its length: what
     /// [`rank_arrangement`] computes, looked up.
     arrangement_rank: Vec<u16>,
-    /// `block_offset[class][split * 9 + far]`: start of the block inside a royal pair.
-    block_offset: [Vec<u64>; 3],
-    /// Non-empty blocks per class, ordered by start, for decoding.
-    blocks: [Vec<Block>; 3],
+    /// `segment_offset[class][split * 9 + far]`: start of the segment inside a royal pair.
+    segment_offset: [Vec<u64>; 3],
+    /// Non-empty segments per class, ordered by start, for decoding.
+    segments: [Vec<Segment>; 3],
     /// Slots per royal pair, by class.
     class_size: [u64; 3],
     /// Start of each of the 120 royal pairs; entry 120 is the total.
@@ -436,8 +436,8 @@ fn sequence_offset(len: usize) -> usize {
     ((1usize << (2 * len)) - 1) / 3
 }
 
-/// Number of slots in one block: subsets × kind arrangements × piece states.
-fn block_size(class: usize, split: &Split, far: u8) -> u64 {
+/// Number of slots in one segment: subsets × kind arrangements × piece states.
+fn segment_size(class: usize, split: &Split, far: u8) -> u64 {
     let free_far = 8 - class;
     let free_middle = 6 + class;
     let total = split.board_total;
@@ -497,17 +497,17 @@ impl MaterialIndex {
                 Split { on_board, in_mover_hand, board_total, kind_arrangements }
             })
             .collect();
-        let mut block_offset: [Vec<u64>; 3] = Default::default();
-        let mut blocks: [Vec<Block>; 3] = Default::default();
+        let mut segment_offset: [Vec<u64>; 3] = Default::default();
+        let mut segments: [Vec<Segment>; 3] = Default::default();
         let mut class_size = [0u64; 3];
         for class in 0..3 {
             let mut start = 0u64;
             for (number, split) in splits.iter().enumerate() {
                 for far in 0..9u8 {
-                    block_offset[class].push(start);
-                    let size = block_size(class, split, far);
+                    segment_offset[class].push(start);
+                    let size = segment_size(class, split, far);
                     if size > 0 {
-                        blocks[class].push(Block { start, split: number as u32, far });
+                        segments[class].push(Segment { start, split: number as u32, far });
                         start += size;
                     }
                 }
@@ -542,8 +542,8 @@ impl MaterialIndex {
             splits,
             split_by_key,
             arrangement_rank,
-            block_offset,
-            blocks,
+            segment_offset,
+            segments,
             class_size,
             royal_offset,
         }
@@ -635,7 +635,7 @@ impl MaterialIndex {
         inner = inner * split_info.kind_arrangements + arrangement;
         inner = inner * POW3[far] + far_digits;
         inner = inner * POW4[middle] + middle_digits;
-        self.royal_offset[pair] + self.block_offset[class][split as usize * 9 + far] + inner
+        self.royal_offset[pair] + self.segment_offset[class][split as usize * 9 + far] + inner
     }
 
     /// The canonical position of `slot` (first player to move, its royal on file a or b).
@@ -647,14 +647,14 @@ impl MaterialIndex {
     }
 
     /// A decoder for slots visited in increasing order with gaps (a level's slots within a
-    /// chunk): like [`MaterialIndex::position_at`], but a slot in the same block as the one
-    /// before is decoded without looking its block up again.
+    /// chunk): like [`MaterialIndex::position_at`], but a slot in the same segment as the one
+    /// before is decoded without looking its segment up again.
     pub fn cursor(&self) -> Cursor<'_> {
         Cursor { index: self, located: None, last: None }
     }
 
     /// Calls `visit` with each slot of a range and its canonical position, in order: faster
-    /// than [`MaterialIndex::position_at`] for each, since a block is looked up once, and most
+    /// than [`MaterialIndex::position_at`] for each, since a segment is looked up once, and most
     /// slots are the one before with the state of one piece changed in place.
     ///
     /// # Panics
@@ -679,34 +679,34 @@ impl MaterialIndex {
         }
     }
 
-    /// Finds the royal pair and block of `slot`.
+    /// Finds the royal pair and segment of `slot`.
     fn locate(&self, slot: u64) -> Located {
         assert!(slot < self.slots(), "slot {slot} out of range 0..{}", self.slots());
         let pair = self.royal_offset.partition_point(|&o| o <= slot) - 1;
         let (a, b) = royal_pair(pair);
-        let blocks = &self.blocks[class_of(a, b)];
+        let segments = &self.segments[class_of(a, b)];
         let within = slot - self.royal_offset[pair];
-        let number = blocks.partition_point(|blk| blk.start <= within) - 1;
-        let block = blocks[number];
-        let start = self.royal_offset[pair] + block.start;
+        let number = segments.partition_point(|seg| seg.start <= within) - 1;
+        let segment = segments[number];
+        let start = self.royal_offset[pair] + segment.start;
         let size =
-            blocks.get(number + 1).map_or(self.royal_offset[pair + 1], |next| self.royal_offset[pair] + next.start)
+            segments.get(number + 1).map_or(self.royal_offset[pair + 1], |next| self.royal_offset[pair] + next.start)
                 - start;
-        Located { pair, block, start, end: start + size }
+        Located { pair, segment, start, end: start + size }
     }
 
-    /// The position of `slot`, inside the block `located`.
+    /// The position of `slot`, inside the segment `located`.
     fn decode(&self, slot: u64, located: &Located) -> Position {
         let (a, b) = royal_pair(located.pair);
-        let block = located.block;
+        let segment = located.segment;
         let within = slot - self.royal_offset[located.pair];
-        let split = &self.splits[block.split as usize];
-        let far = usize::from(block.far);
+        let split = &self.splits[segment.split as usize];
+        let far = usize::from(segment.far);
         let middle = usize::from(split.board_total) - far;
         let free = !(Bitboard::from_square(a) | Bitboard::from_square(b)).0;
         let (free_far, free_middle) = (far_bits(free), middle_bits(free));
 
-        let mut rest = within - block.start;
+        let mut rest = within - segment.start;
         let mut middle_digits = rest % POW4[middle];
         rest /= POW4[middle];
         let mut far_digits = rest % POW3[far];

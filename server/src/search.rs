@@ -200,7 +200,7 @@ impl SearchService {
             .await?;
         // Only exact answers are final; a bounded or unknown one may be improved by a later
         // search, which should then be asked.
-        if answer.dtw.is_some() {
+        if answer.verdict.dtw.is_some() {
             self.cache.lock().expect("not poisoned").put(key, answer.clone());
         }
         Ok(answer)

@@ -18,7 +18,7 @@ use super::{grouped, outcomes_text};
 use crate::error::CliError;
 
 /// Where this process's part of the cluster runs.
-pub enum Place {
+pub enum Role {
     /// Start N processes on this machine (N = 1: this process alone, its workers threads).
     Local(usize),
     /// Be process `process` of the cluster listed in a host file.
@@ -30,12 +30,12 @@ pub enum Place {
     },
 }
 
-impl Place {
+impl Role {
     /// `local:N`.
-    pub fn parse_local(spec: &str) -> Result<Place, CliError> {
+    pub fn parse_local(spec: &str) -> Result<Role, CliError> {
         let processes =
             spec.strip_prefix("local:").and_then(|n| n.parse::<usize>().ok()).filter(|&n| (1..=64).contains(&n));
-        processes.map(Place::Local).ok_or_else(|| {
+        processes.map(Role::Local).ok_or_else(|| {
             CliError::Usage(format!(
                 "--cluster {spec:?}: expected local:N with N from 1 to 64 (for several hosts use --hostfile)"
             ))
@@ -43,7 +43,7 @@ impl Place {
     }
 
     /// One `host:port` per line; blank lines and `#` comments skipped.
-    pub fn from_hostfile(path: &Path, process: usize) -> Result<Place, CliError> {
+    pub fn from_hostfile(path: &Path, process: usize) -> Result<Role, CliError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| CliError::Usage(format!("--hostfile {}: {e}", path.display())))?;
         let mut addresses = Vec::new();
@@ -70,7 +70,7 @@ impl Place {
                 addresses.len().saturating_sub(1)
             )));
         }
-        Ok(Place::Member { addresses, process })
+        Ok(Role::Member { addresses, process })
     }
 }
 
@@ -86,15 +86,15 @@ pub struct Options {
     pub json: bool,
 }
 
-pub fn run(material: &str, place: Place, options: &Options) -> Result<(), CliError> {
+pub fn run(material: &str, place: Role, options: &Options) -> Result<(), CliError> {
     let material: Material = material.parse()?;
     if !(1..=256).contains(&options.workers) {
         return Err(CliError::Usage("--workers: from 1 to 256 per process".into()));
     }
     match place {
-        Place::Local(1) => solve_here(material, Topology::Threads(options.workers), options, &mut std::io::stdout()),
-        Place::Local(processes) => launch(material, processes, options),
-        Place::Member { addresses, process } => {
+        Role::Local(1) => solve_here(material, Topology::Threads(options.workers), options, &mut std::io::stdout()),
+        Role::Local(processes) => launch(material, processes, options),
+        Role::Member { addresses, process } => {
             shogi4_distributed::stop_when_a_peer_is_lost(
                 "Restart every process with --resume to continue from the last checkpoint.",
             );

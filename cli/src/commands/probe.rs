@@ -12,6 +12,7 @@ use shogi4_search::{Analysis, Limits, Outcome, Recall, Search};
 use shogi4_tablebase::{ProbeError, Tablebase};
 
 use crate::error::{parse_position, CliError};
+use crate::Query;
 
 /// How a position without a table is searched.
 pub struct SearchBudget {
@@ -21,18 +22,12 @@ pub struct SearchBudget {
     pub table_bytes: usize,
 }
 
-pub fn probe(
-    pos: &str,
-    tables: &Path,
-    store: Option<&Path>,
-    budget: &SearchBudget,
-    json: bool,
-) -> Result<(), CliError> {
-    let position = parse_position(pos)?;
-    let result = match open(tables)?.probe(&position) {
+pub fn probe(query: &Query, json: bool) -> Result<(), CliError> {
+    let (position, budget) = (parse_position(&query.pos)?, query.search.budget());
+    let result = match open(&query.tables)?.probe(&position) {
         Ok(result) => result,
         Err(ProbeError::NoTable { .. }) => {
-            let store = open_store(store)?;
+            let store = open_store(query.store.as_deref())?;
             let mut search = Search::new(budget.table_bytes);
             let (searched, analysis) = shogi4_api::answer::probe(&mut search, &position, &budget.limits, known(&store));
             record(store.as_ref(), &searched.facts)?;
@@ -57,18 +52,12 @@ pub fn probe(
     Ok(())
 }
 
-pub fn mainline(
-    pos: &str,
-    tables: &Path,
-    store: Option<&Path>,
-    budget: &SearchBudget,
-    json: bool,
-) -> Result<(), CliError> {
-    let position = parse_position(pos)?;
-    let answer = match open(tables)?.mainline(&position) {
+pub fn mainline(query: &Query, json: bool) -> Result<(), CliError> {
+    let (position, budget) = (parse_position(&query.pos)?, query.search.budget());
+    let answer = match open(&query.tables)?.mainline(&position) {
         Ok(line) => MainlineResponse::new(&position, &line),
         Err(ProbeError::NoTable { .. }) => {
-            let store = open_store(store)?;
+            let store = open_store(query.store.as_deref())?;
             let mut search = Search::new(budget.table_bytes);
             let searched = shogi4_api::answer::mainline(&mut search, &position, &budget.limits, known(&store));
             record(store.as_ref(), &searched.facts)?;
@@ -79,18 +68,22 @@ pub fn mainline(
     if json {
         println!("{}", serde_json::to_string(&answer).expect("serializable"));
     } else {
-        let verdict = match (answer.dtw, answer.dtw_at_least.zip(answer.dtw_at_most), answer.no_result_within) {
-            (Some(dtw), _, _) => format!("{:?} in {dtw}", answer.category),
+        let verdict = match (
+            answer.verdict.dtw,
+            answer.verdict.dtw_at_least.zip(answer.verdict.dtw_at_most),
+            answer.verdict.no_result_within,
+        ) {
+            (Some(dtw), _, _) => format!("{:?} in {dtw}", answer.verdict.category),
             (None, Some((at_least, at_most)), _) => {
                 format!(
                     "{:?} in {at_least} to {at_most} (a forced line, not necessarily the shortest)",
-                    answer.category
+                    answer.verdict.category
                 )
             }
             (None, None, Some(depth)) => format!("unknown: no forced result within {depth} plies"),
             (None, None, None) => "draw".to_string(),
         };
-        println!("{}  {}: {verdict} ({:?})", answer.sfen, answer.material, answer.source);
+        println!("{}  {}: {verdict} ({:?})", answer.sfen, answer.material, answer.verdict.source);
         for step in &answer.mainline {
             let left = match (step.dtw, step.dtw_at_most) {
                 (Some(dtw), _) => dtw.to_string(),
