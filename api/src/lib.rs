@@ -10,7 +10,7 @@
 //! let table = Table::new(solve("KKC".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
 //! let position = Position::parse("k3/4/4/K3 b C 1").unwrap();
 //! let answer = ProbeResponse::new(&position, &table.probe(&position).unwrap());
-//! assert_eq!(answer.dtw, Some(9));
+//! assert_eq!(answer.verdict.dtw, Some(9));
 //! assert_eq!(serde_json::to_value(&answer).unwrap()["category"], "win");
 //! ```
 
