@@ -153,7 +153,7 @@ fn log_opened(path: &std::path::Path, opened: &Opened) {
 /// serves what they prove (merged into the store too, if there is one). Merging again changes
 /// nothing.
 fn check_and_merge(search: &SearchService, store_path: Option<&std::path::Path>, tables: &std::path::Path) {
-    let store = search.store().filter(|_| store_path.is_some());
+    let store = search.store();
     let writable = store.as_ref().filter(|store| !store.is_read_only());
     if let (Some(store), Some(path)) = (&store, store_path) {
         match store.check_and_repair() {
