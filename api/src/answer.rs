@@ -29,7 +29,7 @@ pub fn probe(
     known: &dyn Recall,
 ) -> (Searched<ProbeResponse>, Analysis) {
     let (analysis, before) = search.analyse_recalling(position, limits, known);
-    let answer = ProbeResponse::searched(position, &analysis, source_after(before));
+    let answer = ProbeResponse::searched(position, &analysis, source_after(before, analysis.outcome));
     (Searched { answer, facts: analysis.facts(position) }, analysis)
 }
 
@@ -41,14 +41,15 @@ pub fn mainline(
     known: &dyn Recall,
 ) -> Searched<MainlineResponse> {
     let (line, before) = search.mainline_recalling(position, limits, known);
-    let answer = MainlineResponse::searched(position, &line, source_after(before));
+    let answer = MainlineResponse::searched(position, &line, source_after(before, line.outcome));
     Searched { answer, facts: vec![(position.key(), line.outcome)] }
 }
 
-/// Where a searched answer comes from, given what was known of the position before: the
-/// store if that was already a proven value.
-fn source_after(known: Option<Outcome>) -> Source {
-    if known.and_then(Outcome::proven_win).is_some() {
+/// Where a searched answer comes from, given what was known of the position before and what
+/// the answer says: the store if both are a proven value (a line that the search could not
+/// prove again is the search's own unknown, whatever was known).
+fn source_after(known: Option<Outcome>, answered: Outcome) -> Source {
+    if known.and_then(Outcome::proven_win).is_some() && answered.proven_win().is_some() {
         Source::Store
     } else {
         Source::Search
