@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use shogi4_api::{MainlineResponse, ProbeResponse, Source};
+use shogi4_api::{MainlineResponse, ProbeResponse};
 use shogi4_engine::Position;
 use shogi4_proofs::{Opened, ProofStore};
 use shogi4_search::{Analysis, Limits, Outcome, Recall, Search};
@@ -27,16 +27,7 @@ pub fn probe(query: &Query, json: bool) -> Result<(), CliError> {
     let result = match open(&query.tables)?.probe(&position) {
         Ok(result) => result,
         Err(ProbeError::NoTable { .. }) => {
-            let store = open_store(query.store.as_deref())?;
-            let mut search = Search::new(budget.table_bytes);
-            let (searched, analysis) = shogi4_api::answer::probe(&mut search, &position, &budget.limits, known(&store));
-            record(store.as_ref(), &searched.facts)?;
-            if json {
-                println!("{}", serde_json::to_string(&searched.answer).expect("serializable"));
-            } else {
-                print_analysis(&position, &analysis);
-            }
-            return Ok(());
+            return search_position(&position, &budget, open_store(query.store.as_deref())?, json);
         }
         Err(error) => return Err(error.into()),
     };
@@ -97,16 +88,22 @@ pub fn mainline(query: &Query, json: bool) -> Result<(), CliError> {
 }
 
 pub fn search(pos: &str, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
-    search_position(&parse_position(pos)?, budget, json)
+    search_position(&parse_position(pos)?, budget, None, json)
 }
 
-fn search_position(position: &Position, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
-    let analysis = Search::new(budget.table_bytes).analyse(position, &budget.limits);
+/// A position answered by search (`shogi4 search`, or `probe` without its table), over the
+/// store if one is given and recording into it.
+fn search_position(
+    position: &Position,
+    budget: &SearchBudget,
+    store: Option<ProofStore>,
+    json: bool,
+) -> Result<(), CliError> {
+    let mut search = Search::new(budget.table_bytes);
+    let (searched, analysis) = shogi4_api::answer::probe(&mut search, position, &budget.limits, known(&store));
+    record(store.as_ref(), &searched.facts)?;
     if json {
-        println!(
-            "{}",
-            serde_json::to_string(&ProbeResponse::searched(position, &analysis, Source::Search)).expect("serializable")
-        );
+        println!("{}", serde_json::to_string(&searched.answer).expect("serializable"));
     } else {
         print_analysis(position, &analysis);
     }
