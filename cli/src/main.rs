@@ -86,11 +86,11 @@ enum Command {
         /// With --hostfile: this process's line in the host file, from 0.
         #[arg(long, requires = "hostfile")]
         process: Option<usize>,
-        /// Write each solved table compressed (format version 2), as `shogi4 compress` does.
+        /// Write each solved table compressed (format version 3), as `shogi4 compress` does.
         #[arg(long, conflicts_with_all = ["cluster", "hostfile"])]
         compress: bool,
     },
-    /// Rewrite tables in the compressed format (version 2): the same values, a fraction of
+    /// Rewrite tables in the compressed format (version 3): the same values, a fraction of
     /// the bytes, still read in place. Each result is checked against its source before it
     /// is written.
     Compress {
@@ -104,6 +104,10 @@ enum Command {
         /// from.
         #[arg(long)]
         plain: bool,
+        /// Parts per block of a compressed table, 1 to 16: a read decodes one part, so more
+        /// parts read faster, and each costs two bytes per 512-byte block.
+        #[arg(long, default_value_t = shogi4_tablebase::compressed::DEFAULT_PARTS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=shogi4_tablebase::compressed::MAX_PARTS as u64))]
+        parts: usize,
         /// Worker threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
@@ -334,8 +338,10 @@ fn run(cli: Cli) -> Result<(), CliError> {
             })
         }
         Command::Bench { material, threads } => with_threads(threads, || commands::solve::bench(&material, json)),
-        Command::Compress { paths, out, plain, threads } => {
-            with_threads(threads, || commands::compress::run(&paths, &out, plain, json))
+        Command::Compress { paths, out, plain, parts, threads } => {
+            let form =
+                if plain { commands::compress::Form::Plain } else { commands::compress::Form::Compressed { parts } };
+            with_threads(threads, || commands::compress::run(&paths, &out, form, json))
         }
         Command::Audit { paths, threads } => with_threads(threads, || commands::audit::run(&paths, json)),
         Command::Info { file } => commands::info::run(&file, json),

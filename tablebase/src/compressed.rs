@@ -1,6 +1,6 @@
-//! Compressed value arrays (format version 2): a grammar of pairs over the value bytes, one
-//! canonical Huffman code for the whole table, and small fixed-size blocks, each with its own
-//! checksum, so that one value is read by decoding part of one block.
+//! Compressed value arrays (format version 3): a grammar of pairs over the value bytes, codes
+//! chosen by what came just before, and small fixed-size blocks, each with its own checksum,
+//! so that one value is read by decoding part of one block.
 //!
 //! - **Don't-care slots.** A slot whose side to move can capture the royal is a win in 1 by
 //!   the rules; every reader asks the rules first for such positions (see
@@ -9,10 +9,18 @@
 //! - **The grammar** (Re-Pair): the most frequent pairs of adjacent symbols become new
 //!   symbols, pass after pass, up to [`MAX_SYMBOLS`]. A symbol stands for a run of slots; its
 //!   length is known from the grammar.
-//! - **Blocks** hold whole symbols, [`BLOCK_BYTES`] bytes each. A sparse index says which
-//!   block holds every `2^k`-th slot; from there the block's first slots lead to the right one.
-//!   Reading slot `s` copies its block, checks the block's checksum, walks the codes until the
-//!   symbol that covers `s`, and descends that symbol's pairs to the byte.
+//! - **Contexts.** The symbols fall into a few classes, grouped by which symbols tend to follow
+//!   them; each symbol is coded with the canonical Huffman code of the classes of the two
+//!   symbols before it (a value run predicts the next one far better than the table's overall
+//!   frequencies do). The first two symbols of each half block have no such past and use one
+//!   code over every symbol. The compressor tries a few class counts and keeps the smallest
+//!   file (small tables cannot pay for many codes).
+//! - **Blocks** hold whole symbols, [`BLOCK_BYTES`] bytes each, in two halves: the second half
+//!   starts at the block's middle bit with a fresh context, so a read starts at whichever half
+//!   holds its slot. A sparse index says which block holds every `2^k`-th slot; from there the
+//!   blocks' first slots lead to the right one. Reading slot `s` copies its block, checks the
+//!   block's checksum, walks the codes of its half until the symbol that covers `s`, and
+//!   descends that symbol's pairs to the byte.
 //!
 //! The layout is documented in `tables/README.md`; [`layout`] names each field.
 
@@ -20,21 +28,41 @@ use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Bytes per block.
-pub const BLOCK_BYTES: usize = 128;
-/// Symbols at most: value bytes and pairs together (so a code never exceeds 24 bits).
+pub const BLOCK_BYTES: usize = 512;
+/// Symbols at most: value bytes and pairs together.
 pub const MAX_SYMBOLS: usize = 4096;
 /// The longest Huffman code.
 const MAX_CODE_BITS: u32 = 24;
-/// Where in a block its hint points: the first symbol at or past this bit.
-const HINT_BIT: u64 = (BLOCK_BYTES * 8 / 2) as u64;
-/// Low bits of a hint that hold the symbol's bit offset (the rest: its slot offset).
-const HINT_BIT_BITS: u32 = 11;
-/// Bits of the first-level decoding table.
-const FAST_BITS: u32 = 11;
+/// Bits of a block.
+const BLOCK_BITS: usize = BLOCK_BYTES * 8;
+/// Parts of a block unless the caller chooses: each part starts afresh, so a read walks at
+/// most one; more parts make shorter reads and cost two bytes more per block each.
+pub const DEFAULT_PARTS: usize = 8;
+/// The most parts per block.
+pub const MAX_PARTS: usize = 16;
+/// Bits of the first-level decoding table of each context.
+const FAST_BITS: u32 = 10;
 /// Pairs made new symbols in one pass over the sequence.
 const PAIRS_PER_PASS: usize = 48;
+/// Symbols per chunk when counting and replacing pairs in parallel.
+const COUNT_CHUNK: usize = 1 << 20;
+/// Symbols counted at most in one pass: a longer sequence is counted on a sample.
+const COUNTED_SYMBOLS: usize = 1 << 23;
 /// A pair becomes a symbol only if it occurs this often (fewer do not pay for their rule).
 const MIN_PAIR_COUNT: u32 = 8;
+/// The most slots one symbol may stand for: with at most one symbol per bit, a group of
+/// [`GROUP_BLOCKS`] blocks then spans fewer than 2^32 slots.
+const MAX_SYMBOL_SLOTS: u64 = 1 << 16;
+/// Blocks per group: each group has its first slot in full, each block its offset from it.
+const GROUP_BLOCKS: usize = 16;
+/// Blocks per sparse index entry, about.
+const BLOCKS_PER_ENTRY: u64 = 8;
+/// The class counts the compressor tries (0: one code, no contexts).
+const CLASS_CHOICES: [usize; 4] = [0, 4, 8, 16];
+/// Rounds of regrouping the classes.
+const CLUSTER_ROUNDS: usize = 10;
+/// The most classes a file may declare.
+const MAX_CLASSES: usize = 16;
 
 /// Where each field of the compressed section lies, relative to its start (the header's
 /// `values_offset`).
@@ -56,27 +84,36 @@ pub mod layout {
     /// Sparse index entries (u64).
     pub const SPARSE_ENTRIES: usize = 40;
     /// XXH3-64 of the section up to the blocks, this field read as zero (u64): checked when
-    /// the table is opened, so that the grammar, the code and the indexes a read relies on are
-    /// intact; each block has its own checksum, checked on every read.
+    /// the table is opened, so that the grammar, the codes and the indexes a read relies on
+    /// are intact; each block has its own checksum, checked on every read.
     pub const INDEX_CHECKSUM: usize = 48;
+    /// Symbol classes `K`, at most 16; 0 for a single code (u32). There are `1 + K²` codes.
+    pub const CLASSES: usize = 56;
+    /// Code entries of all codes together (u32).
+    pub const CODE_ENTRIES: usize = 60;
+    /// Parts per block `P`, at most 16 (u32); the next 4 bytes are zero.
+    pub const PARTS: usize = 64;
     /// The fixed part's size; the arrays follow, each starting at a multiple of 8: the leaf
-    /// bytes (u8 each), the pairs (two u16 per non-leaf symbol), the code lengths (u8 per
-    /// symbol), the sparse index (u32 per entry: the block holding that slot), each block's
-    /// first slot (u64 per block, and the slot count after the last) directly followed by each
-    /// block's checksum (u32: the low half of the XXH3-64 of its bytes) and each block's hint
-    /// (u32: the first symbol from the block's middle bit on, as its slot offset in the block
-    /// in the high 21 bits and its bit offset in the low 11; 0 for none), then the blocks.
-    pub const FIXED: usize = 56;
+    /// bytes (u8 each), the pairs (two u16 per non-leaf symbol), each symbol's class (u8 per
+    /// symbol, none when `K` is 0), each code's entry count (u32 per code), the code entries
+    /// (a u16 symbol and a u8 length each, code after code, symbols increasing), the sparse
+    /// index (u32 per entry: the block holding that slot), each group's first slot (u64 per
+    /// group of 16 blocks), directly followed by each block's first slot as an offset from
+    /// its group's (u32), each block's checksum (u32: the low half of the XXH3-64 of its
+    /// bytes) and the slot offset at which each block's second half starts (u16, 0 for a
+    /// block with one half), then the blocks.
+    pub const FIXED: usize = 72;
 }
 
 /// Compresses `values` into the section's bytes (from `values_offset` up to, not including,
 /// the overflow table); `dont_care(slot)` says which slots the rules decide (any byte may be
 /// stored there). `longest_win_slot` is kept in the section, since finding it would otherwise
-/// need a full decode.
+/// need a full decode. `parts` (1 to [`MAX_PARTS`]) divides each block: see [`DEFAULT_PARTS`].
 pub fn encode(
     values: &[u8],
     dont_care: &[bool],
     longest_win_slot: Option<u64>,
+    parts: usize,
     progress: &dyn crate::Progress,
 ) -> Vec<u8> {
     assert_eq!(values.len(), dont_care.len());
@@ -102,72 +139,56 @@ pub fn encode(
     let mut sequence: Vec<u16> = filled.par_iter().map(|&v| leaf_of[usize::from(v)]).collect();
     drop(filled);
     let mut pairs: Vec<(u16, u16)> = Vec::new();
-    let mut symbols = leaves.len();
-    progress.phase("grammar of pairs", (MAX_SYMBOLS - symbols) as u64);
-    while symbols < MAX_SYMBOLS {
-        let chosen = most_frequent_pairs(&sequence, symbols, (MAX_SYMBOLS - symbols).min(PAIRS_PER_PASS));
+    let mut lengths = vec![1u64; leaves.len()];
+    progress.phase("grammar of pairs", (MAX_SYMBOLS - leaves.len()) as u64);
+    while lengths.len() < MAX_SYMBOLS {
+        let symbols = lengths.len();
+        let chosen = most_frequent_pairs(&sequence, &lengths, (MAX_SYMBOLS - symbols).min(PAIRS_PER_PASS));
         if chosen.is_empty() {
             break;
         }
         let mut after = vec![None; symbols];
         for &(a, b) in &chosen {
-            after[usize::from(a)] = Some((b, symbols as u16));
+            after[usize::from(a)] = Some((b, lengths.len() as u16));
             pairs.push((a, b));
-            symbols += 1;
+            lengths.push(lengths[usize::from(a)] + lengths[usize::from(b)]);
         }
-        sequence = replace_pairs(&sequence, &after);
+        replace_pairs(&mut sequence, &after);
         progress.advance(chosen.len() as u64);
     }
     progress.finish_phase();
-    let lengths = symbol_lengths(leaves.len(), &pairs);
-    let mut frequency = vec![0u64; symbols];
-    for &s in &sequence {
-        frequency[usize::from(s)] += 1;
-    }
-    let code_lengths = huffman_lengths(&frequency);
-    let codes = canonical_codes(&code_lengths);
-    // Blocks: whole symbols, as many as fit.
-    let mut blocks: Vec<u8> = Vec::new();
-    let mut first_slots: Vec<u64> = Vec::new();
-    let mut hints: Vec<u32> = Vec::new();
-    let mut writer = BitWriter::default();
+    let symbols = lengths.len();
+    let contexts = Contexts::choose(&sequence, leaves.len(), &pairs, progress);
+    let codes: Vec<Vec<(u32, u32)>> = contexts.lengths.iter().map(|l| canonical_codes(l)).collect();
+
+    // Blocks: whole symbols in two halves, each half starting afresh.
+    assert!((1..=MAX_PARTS).contains(&parts), "1 to {MAX_PARTS} parts per block");
+    let mut blocks = Blocks { parts, ..Blocks::default() };
     let mut slot = 0u64;
     for &s in &sequence {
-        let (code, bits) = codes[usize::from(s)];
-        if writer.bits + u64::from(bits) > (BLOCK_BYTES * 8) as u64 || first_slots.is_empty() {
-            if !first_slots.is_empty() {
-                blocks.extend_from_slice(&writer.finish(BLOCK_BYTES));
+        loop {
+            let (code, bits) = codes[blocks.context(&contexts)][usize::from(s)];
+            debug_assert!(bits > 0, "every symbol met has a code in its context");
+            if blocks.fits(bits) {
+                blocks.put(code, bits, s);
+                break;
             }
-            writer = BitWriter::default();
-            first_slots.push(slot);
-            hints.push(0);
+            blocks.next_part(slot);
         }
-        // The first symbol from the middle of the block on: a read past it starts there.
-        let hint = hints.last_mut().expect("a block");
-        if *hint == 0 && writer.bits >= HINT_BIT {
-            let into = slot - first_slots.last().expect("a block");
-            if into < 1 << (32 - HINT_BIT_BITS) {
-                *hint = (into as u32) << HINT_BIT_BITS | writer.bits as u32;
-            }
-        }
-        writer.put(code, bits);
         slot += lengths[usize::from(s)];
     }
-    if !first_slots.is_empty() {
-        blocks.extend_from_slice(&writer.finish(BLOCK_BYTES));
-    }
+    let (blocks, first_slots, starts) = blocks.finish();
     let block_count = first_slots.len() as u64;
-    first_slots.push(slot);
     debug_assert_eq!(slot, values.len() as u64);
     // The sparse index: about one entry per block.
-    let per_block = (values.len() as u64).div_ceil(block_count.max(1)).max(1);
-    let sparse_shift = 63 - per_block.leading_zeros();
+    let per_entry = (values.len() as u64 * BLOCKS_PER_ENTRY).div_ceil(block_count.max(1)).max(1);
+    let sparse_shift = 63 - per_entry.leading_zeros();
     let entries = (values.len() as u64).div_ceil(1 << sparse_shift);
     let mut sparse = Vec::with_capacity(entries as usize);
     let mut block = 0usize;
     for e in 0..entries {
         let s = e << sparse_shift;
-        while first_slots[block + 1] <= s {
+        while block + 1 < first_slots.len() && first_slots[block + 1] <= s {
             block += 1;
         }
         sparse.push(block as u32);
@@ -175,6 +196,7 @@ pub fn encode(
     let checks: Vec<u32> = blocks.par_chunks(BLOCK_BYTES).map(|b| xxh3_64(b) as u32).collect();
 
     let mut out = vec![0u8; layout::FIXED];
+    let code_entries: usize = contexts.lengths.iter().map(|l| l.iter().filter(|&&b| b > 0).count()).sum();
     out[layout::LONGEST_WIN_SLOT..][..8].copy_from_slice(&longest_win_slot.unwrap_or(u64::MAX).to_le_bytes());
     out[layout::SYMBOLS..][..4].copy_from_slice(&(symbols as u32).to_le_bytes());
     out[layout::LEAVES..][..4].copy_from_slice(&(leaves.len() as u32).to_le_bytes());
@@ -182,6 +204,9 @@ pub fn encode(
     out[layout::SPARSE_SHIFT..][..4].copy_from_slice(&sparse_shift.to_le_bytes());
     out[layout::BLOCKS..][..8].copy_from_slice(&block_count.to_le_bytes());
     out[layout::SPARSE_ENTRIES..][..8].copy_from_slice(&entries.to_le_bytes());
+    out[layout::CLASSES..][..4].copy_from_slice(&(contexts.classes as u32).to_le_bytes());
+    out[layout::CODE_ENTRIES..][..4].copy_from_slice(&(code_entries as u32).to_le_bytes());
+    out[layout::PARTS..][..4].copy_from_slice(&(parts as u32).to_le_bytes());
     let align = |out: &mut Vec<u8>| out.resize(out.len().next_multiple_of(8), 0);
     out.extend_from_slice(&leaves);
     align(&mut out);
@@ -190,13 +215,29 @@ pub fn encode(
         out.extend_from_slice(&b.to_le_bytes());
     }
     align(&mut out);
-    out.extend(code_lengths.iter().map(|&l| l as u8));
+    out.extend_from_slice(&contexts.class_of);
+    align(&mut out);
+    for l in &contexts.lengths {
+        let mut coded = vec![0u8; symbols.div_ceil(8)];
+        l.iter().enumerate().filter(|&(_, &b)| b > 0).for_each(|(s, _)| coded[s / 8] |= 1 << (s % 8));
+        out.extend_from_slice(&coded);
+    }
+    align(&mut out);
+    for l in &contexts.lengths {
+        out.extend(l.iter().filter(|&&b| b > 0).map(|&b| b as u8));
+    }
     align(&mut out);
     sparse.iter().for_each(|b| out.extend_from_slice(&b.to_le_bytes()));
     align(&mut out);
-    first_slots.iter().for_each(|s| out.extend_from_slice(&s.to_le_bytes()));
+    for group in first_slots.chunks(GROUP_BLOCKS) {
+        out.extend_from_slice(&group[0].to_le_bytes());
+    }
+    for (b, &first) in first_slots.iter().enumerate() {
+        let offset = first - first_slots[b / GROUP_BLOCKS * GROUP_BLOCKS];
+        out.extend_from_slice(&u32::try_from(offset).expect("a group spans fewer than 2^32 slots").to_le_bytes());
+    }
     checks.iter().for_each(|c| out.extend_from_slice(&c.to_le_bytes()));
-    hints.iter().for_each(|h| out.extend_from_slice(&h.to_le_bytes()));
+    starts.iter().for_each(|m| out.extend_from_slice(&m.to_le_bytes()));
     align(&mut out);
     let size = (out.len() + blocks.len()) as u64;
     out[layout::SECTION_BYTES..][..8].copy_from_slice(&size.to_le_bytes());
@@ -206,13 +247,201 @@ pub fn encode(
     out
 }
 
+/// The context of the next symbol: 0 (the code over every symbol) for the first two symbols
+/// since a half began, else `1 + K·class(previous) + class(the one before)`.
+#[inline]
+fn context_of(since_reset: u32, previous: u16, before: u16, class_of: &[u8], classes: usize) -> usize {
+    if since_reset < 2 || classes == 0 {
+        0
+    } else {
+        1 + usize::from(class_of[usize::from(previous)]) * classes + usize::from(class_of[usize::from(before)])
+    }
+}
+
+/// The symbol classes and the code lengths of every context, as the compressor chose them.
+struct Contexts {
+    classes: usize,
+    /// Each symbol's class (empty without classes).
+    class_of: Vec<u8>,
+    /// Per context, each symbol's code length (0: never coded there).
+    lengths: Vec<Vec<u32>>,
+}
+
+impl Contexts {
+    /// Tries every class count of [`CLASS_CHOICES`] and keeps the one with the smallest codes
+    /// and tables.
+    fn choose(sequence: &[u16], leaves: usize, pairs: &[(u16, u16)], progress: &dyn crate::Progress) -> Contexts {
+        let symbols = leaves + pairs.len();
+        progress.phase("contexts", CLASS_CHOICES.len() as u64);
+        // How often each symbol follows each other one.
+        let mut follows = vec![0u32; symbols * symbols];
+        for w in sequence.windows(2) {
+            follows[usize::from(w[0]) * symbols + usize::from(w[1])] += 1;
+        }
+        let followers: Followers = follows
+            .chunks(symbols)
+            .map(|row| row.iter().enumerate().filter(|&(_, &n)| n > 0).map(|(y, &n)| (y as u16, n)).collect())
+            .collect();
+        drop(follows);
+        // A first grouping: by the last value byte each symbol ends with.
+        let mut last_leaf: Vec<usize> = (0..leaves).collect();
+        for &(_, b) in pairs {
+            last_leaf.push(last_leaf[usize::from(b)]);
+        }
+        let mut best: Option<(u64, Contexts)> = None;
+        for &classes in &CLASS_CHOICES {
+            let class_of = if classes == 0 {
+                Vec::new()
+            } else {
+                regroup(&followers, classes, last_leaf.iter().map(|&l| (l % classes) as u8).collect())
+            };
+            let contexts = 1 + classes * classes;
+            let mut counts = vec![0u64; contexts * symbols];
+            for &s in sequence {
+                counts[usize::from(s)] += 1;
+            }
+            if classes > 0 {
+                for w in sequence.windows(3) {
+                    counts[context_of(2, w[1], w[0], &class_of, classes) * symbols + usize::from(w[2])] += 1;
+                }
+            }
+            let lengths: Vec<Vec<u32>> = counts.chunks(symbols).map(huffman_lengths).collect();
+            let bits: u64 = counts
+                .chunks(symbols)
+                .zip(&lengths)
+                .skip(usize::from(classes > 0))
+                .map(|(c, l)| c.iter().zip(l).map(|(&n, &b)| n * u64::from(b)).sum::<u64>())
+                .sum();
+            let entries: u64 = lengths.iter().map(|l| l.iter().filter(|&&b| b > 0).count() as u64).sum();
+            let bytes = bits / 8 + entries + (contexts * symbols.div_ceil(8)) as u64 + class_of.len() as u64;
+            if best.as_ref().is_none_or(|(b, _)| bytes < *b) {
+                best = Some((bytes, Contexts { classes, class_of, lengths }));
+            }
+            progress.advance(1);
+        }
+        progress.finish_phase();
+        best.expect("at least one choice").1
+    }
+}
+
+/// Per symbol, the symbols that follow it in the sequence, with how often.
+type Followers = Vec<Vec<(u16, u32)>>;
+
+/// Groups the symbols into `classes` classes whose members are followed by similar symbols
+/// (k-means under the code length each class's combined counts would give), starting from
+/// `class_of`.
+fn regroup(followers: &Followers, classes: usize, mut class_of: Vec<u8>) -> Vec<u8> {
+    let symbols = followers.len();
+    for _ in 0..CLUSTER_ROUNDS {
+        let mut combined = vec![0f64; classes * symbols];
+        for (x, row) in followers.iter().enumerate() {
+            let class = &mut combined[usize::from(class_of[x]) * symbols..][..symbols];
+            row.iter().for_each(|&(y, n)| class[usize::from(y)] += f64::from(n));
+        }
+        // Code lengths under each class's counts, smoothed so that no symbol is impossible.
+        let cost: Vec<f64> = combined
+            .chunks(symbols)
+            .flat_map(|row| {
+                let total: f64 = row.iter().sum::<f64>() + 0.01 * symbols as f64;
+                row.iter().map(move |&n| -((n + 0.01) / total).log2()).collect::<Vec<f64>>()
+            })
+            .collect();
+        class_of = followers
+            .par_iter()
+            .enumerate()
+            .map(|(x, row)| {
+                if row.is_empty() {
+                    return class_of[x];
+                }
+                let bits =
+                    |k: usize| row.iter().map(|&(y, n)| f64::from(n) * cost[k * symbols + usize::from(y)]).sum::<f64>();
+                (0..classes).min_by(|&a, &b| bits(a).total_cmp(&bits(b))).expect("a class") as u8
+            })
+            .collect();
+    }
+    class_of
+}
+
+/// The blocks being written: the current one's bits, its half, and the context state.
+#[derive(Default)]
+struct Blocks {
+    bytes: Vec<u8>,
+    first_slots: Vec<u64>,
+    /// Per block, the slot offsets at which its parts after the first start (0: none).
+    starts: Vec<u16>,
+    parts: usize,
+    writer: BitWriter,
+    part: usize,
+    since_reset: u32,
+    previous: u16,
+    before: u16,
+}
+
+impl Blocks {
+    fn context(&self, contexts: &Contexts) -> usize {
+        context_of(self.since_reset, self.previous, self.before, &contexts.class_of, contexts.classes)
+    }
+
+    /// Whether a code of `bits` fits in the current half (there is always a block once a
+    /// symbol has been put).
+    fn fits(&self, bits: u32) -> bool {
+        let end = (self.part + 1) * (BLOCK_BITS / self.parts);
+        !self.first_slots.is_empty() && self.writer.bits + u64::from(bits) <= end as u64
+    }
+
+    fn put(&mut self, code: u32, bits: u32, symbol: u16) {
+        self.writer.put(code, bits);
+        self.before = self.previous;
+        self.previous = symbol;
+        self.since_reset += 1;
+    }
+
+    /// Moves on to the next part of the block, or to a new block, before the symbol that
+    /// starts at `slot`.
+    fn next_part(&mut self, slot: u64) {
+        self.since_reset = 0;
+        if let (Some(&first), true) = (self.first_slots.last(), self.part + 1 < self.parts) {
+            // The part's slot offset must fit its field; else the block ends here.
+            if let Ok(start) = u16::try_from(slot - first) {
+                self.part += 1;
+                self.writer.pad_to((self.part * (BLOCK_BITS / self.parts)) as u64);
+                let at = self.starts.len() - (self.parts - 1) + self.part - 1;
+                self.starts[at] = start;
+                return;
+            }
+        }
+        if !self.first_slots.is_empty() {
+            let done = std::mem::take(&mut self.writer);
+            self.bytes.extend_from_slice(&done.finish());
+        }
+        self.first_slots.push(slot);
+        self.starts.extend(std::iter::repeat_n(0, self.parts - 1));
+        self.part = 0;
+    }
+
+    fn finish(mut self) -> (Vec<u8>, Vec<u64>, Vec<u16>) {
+        if !self.first_slots.is_empty() {
+            self.bytes.extend_from_slice(&self.writer.finish());
+        }
+        (self.bytes, self.first_slots, self.starts)
+    }
+}
+
 /// Up to `wanted` pairs of adjacent symbols, most frequent first, each occurring at least
-/// [`MIN_PAIR_COUNT`] times, no two sharing a symbol (so that replacing them all in one pass
-/// counts what was counted). Runs `aaaa` count as two `aa`, not three. `symbols` bounds every
-/// symbol of the sequence: the counts are one dense array of `symbols²`.
-fn most_frequent_pairs(sequence: &[u16], symbols: usize, wanted: usize) -> Vec<(u16, u16)> {
+/// [`MIN_PAIR_COUNT`] times and standing for at most [`MAX_SYMBOL_SLOTS`] slots, no two
+/// sharing a symbol (so that replacing them all in one pass counts what was counted). Runs
+/// `aaaa` count as two `aa`, not three. `lengths` has the slots of every symbol so far: the
+/// counts are one dense array of its length squared.
+fn most_frequent_pairs(sequence: &[u16], lengths: &[u64], wanted: usize) -> Vec<(u16, u16)> {
+    let symbols = lengths.len();
+    // A long sequence is counted on an evenly spread sample of its chunks, which picks the
+    // same frequent pairs at a fraction of the cost.
+    let stride = (sequence.len() / COUNTED_SYMBOLS).max(1);
     let counts = sequence
-        .par_chunks(1 << 22)
+        .par_chunks(COUNT_CHUNK)
+        .enumerate()
+        .filter(|(i, _)| i % stride == 0)
+        .map(|(_, chunk)| chunk)
         .fold(
             || vec![0u32; symbols * symbols],
             |mut counts, chunk| {
@@ -238,7 +467,10 @@ fn most_frequent_pairs(sequence: &[u16], symbols: usize, wanted: usize) -> Vec<(
     let mut chosen = Vec::new();
     for (pair, _) in ranked {
         let (a, b) = ((pair as usize / symbols) as u16, (pair as usize % symbols) as u16);
-        if taken[usize::from(a)] || taken[usize::from(b)] {
+        if taken[usize::from(a)]
+            || taken[usize::from(b)]
+            || lengths[usize::from(a)] + lengths[usize::from(b)] > MAX_SYMBOL_SLOTS
+        {
             continue;
         }
         taken[usize::from(a)] = true;
@@ -251,23 +483,40 @@ fn most_frequent_pairs(sequence: &[u16], symbols: usize, wanted: usize) -> Vec<(
     chosen
 }
 
-/// The sequence with every chosen pair replaced by its symbol, left to right; `after[a]` is
-/// the pair that starts with `a` (no two chosen pairs share a symbol), as (second, new symbol).
-fn replace_pairs(sequence: &[u16], after: &[Option<(u16, u16)>]) -> Vec<u16> {
-    let mut out = Vec::with_capacity(sequence.len());
-    let mut i = 0;
-    while i < sequence.len() {
-        if let (Some((b, s)), Some(&next)) = (after[usize::from(sequence[i])], sequence.get(i + 1)) {
+/// The sequence with every chosen pair replaced by its symbol, left to right within chunks
+/// of [`COUNT_CHUNK`] symbols (replaced in parallel; a pair across two chunks stays apart);
+/// `after[a]` is the pair that starts with `a` (no two chosen pairs share a symbol), as
+/// (second, new symbol).
+fn replace_pairs(sequence: &mut Vec<u16>, after: &[Option<(u16, u16)>]) {
+    let kept: Vec<usize> = sequence.par_chunks_mut(COUNT_CHUNK).map(|chunk| replace_in_chunk(chunk, after)).collect();
+    // Close the gaps the chunks left behind.
+    let mut end = 0;
+    for (i, kept) in kept.into_iter().enumerate() {
+        sequence.copy_within(i * COUNT_CHUNK..i * COUNT_CHUNK + kept, end);
+        end += kept;
+    }
+    sequence.truncate(end);
+}
+
+/// Replaces the chosen pairs of `chunk` in place, left to right; returns how many symbols
+/// remain (at its start).
+fn replace_in_chunk(chunk: &mut [u16], after: &[Option<(u16, u16)>]) -> usize {
+    let (mut read, mut write) = (0, 0);
+    while read < chunk.len() {
+        let symbol = chunk[read];
+        if let (Some((b, s)), Some(&next)) = (after[usize::from(symbol)], chunk.get(read + 1)) {
             if next == b {
-                out.push(s);
-                i += 2;
+                chunk[write] = s;
+                write += 1;
+                read += 2;
                 continue;
             }
         }
-        out.push(sequence[i]);
-        i += 1;
+        chunk[write] = symbol;
+        write += 1;
+        read += 1;
     }
-    out
+    write
 }
 
 /// Slots each symbol stands for.
@@ -344,31 +593,105 @@ fn canonical_codes(lengths: &[u32]) -> Vec<(u32, u32)> {
     codes
 }
 
-/// Bits, most significant first.
-#[derive(Default)]
+/// The bits of one block, most significant first.
 struct BitWriter {
-    bytes: Vec<u8>,
+    /// Eight bytes more than a block, so that a code is always or-ed in as one word.
+    bytes: [u8; BLOCK_BYTES + 8],
     bits: u64,
 }
 
-impl BitWriter {
-    fn put(&mut self, code: u32, bits: u32) {
-        for i in (0..bits).rev() {
-            if self.bits.is_multiple_of(8) {
-                self.bytes.push(0);
-            }
-            if code >> i & 1 == 1 {
-                *self.bytes.last_mut().expect("a byte") |= 0x80 >> (self.bits % 8);
-            }
-            self.bits += 1;
-        }
-    }
-
-    fn finish(mut self, size: usize) -> Vec<u8> {
-        self.bytes.resize(size, 0);
-        self.bytes
+impl Default for BitWriter {
+    fn default() -> BitWriter {
+        BitWriter { bytes: [0; BLOCK_BYTES + 8], bits: 0 }
     }
 }
+
+impl BitWriter {
+    /// Appends a code of at most [`MAX_CODE_BITS`] bits (the caller keeps within the block).
+    fn put(&mut self, code: u32, bits: u32) {
+        let byte = (self.bits / 8) as usize;
+        let word = &mut self.bytes[byte..byte + 8];
+        let value = u64::from_be_bytes(word.try_into().expect("8 bytes"))
+            | u64::from(code) << (64 - u64::from(bits) - self.bits % 8);
+        word.copy_from_slice(&value.to_be_bytes());
+        self.bits += u64::from(bits);
+    }
+
+    /// Zero bits up to bit `bits`.
+    fn pad_to(&mut self, bits: u64) {
+        self.bits = self.bits.max(bits);
+    }
+
+    fn finish(self) -> [u8; BLOCK_BYTES] {
+        self.bytes[..BLOCK_BYTES].try_into().expect("a block")
+    }
+}
+
+/// One canonical Huffman code, ready for decoding.
+#[derive(Debug)]
+struct Code {
+    /// First-level table: `FAST_BITS` leading bits → symbol | code bits << 16; 0 when the
+    /// code is longer. (The decoder packs these into its one table of every context.)
+    fast: Vec<u32>,
+    /// For each length, the first code (left-aligned in 32 bits) past that length's codes,
+    /// the first code, and where its symbols start in `sorted` | bits << 24.
+    limit: Vec<(u64, u32, u32)>,
+    sorted: Vec<u16>,
+}
+
+impl Code {
+    /// The code for these `(symbol, length)` entries, or why they are not a complete prefix
+    /// code.
+    fn new(entries: &[(u16, u32)]) -> Result<Code, DecodeError> {
+        use DecodeError::Malformed;
+        if entries.iter().any(|&(_, l)| l == 0 || l > MAX_CODE_BITS) {
+            return Err(Malformed("code length"));
+        }
+        // Kraft: a complete prefix code (or a single one-bit code).
+        let kraft: u64 = entries.iter().map(|&(_, l)| 1u64 << (MAX_CODE_BITS - l)).sum();
+        if kraft > 1 << MAX_CODE_BITS || (entries.len() > 1 && kraft != 1 << MAX_CODE_BITS) {
+            return Err(Malformed("code lengths do not form a prefix code"));
+        }
+        let mut sorted: Vec<(u32, u16)> = entries.iter().map(|&(s, l)| (l, s)).collect();
+        sorted.sort_unstable();
+        let mut fast = vec![0u32; 1 << FAST_BITS];
+        let mut limit = Vec::new();
+        let (mut code, mut previous, mut index) = (0u32, 0u32, 0u32);
+        let mut at = 0;
+        while at < sorted.len() {
+            let bits = sorted[at].0;
+            let same = sorted[at..].iter().take_while(|&&(l, _)| l == bits).count() as u32;
+            code <<= bits - previous;
+            previous = bits;
+            for (i, &(_, symbol)) in sorted[at..at + same as usize].iter().enumerate() {
+                if bits <= FAST_BITS {
+                    let start = ((code + i as u32) << (FAST_BITS - bits)) as usize;
+                    fast[start..start + (1 << (FAST_BITS - bits))].fill(u32::from(symbol) | bits << 16);
+                }
+            }
+            limit.push((u64::from(code + same) << (32 - bits), code, index | bits << 24));
+            code += same;
+            index += same;
+            at += same as usize;
+        }
+        Ok(Code { fast, limit, sorted: sorted.into_iter().map(|(_, s)| s).collect() })
+    }
+
+    /// The symbol whose code starts the 32 bits `top`, and its length, by the canonical
+    /// code's limits (the first-level table is the decoder's).
+    fn symbol(&self, top: u32) -> Option<(u16, u32)> {
+        let &(_, first, packed) = self.limit.iter().find(|&&(end, _, _)| u64::from(top) < end)?;
+        let bits = packed >> 24;
+        let index = (packed & 0xff_ffff).wrapping_add(top >> (32 - bits)).wrapping_sub(first);
+        Some((*self.sorted.get(index as usize)?, bits))
+    }
+}
+
+/// A first-level table entry, packed: the symbol (bits 0–11), its code length (12–16), its
+/// class (17–20) and the slots it stands for (21–31; [`LONG_SYMBOL`] for a longer one). 0: the
+/// code is longer than [`FAST_BITS`]. One load per symbol, since a read walks dozens.
+type FastEntry = u32;
+const LONG_SYMBOL: u32 = (1 << 11) - 1;
 
 /// The decoding side of a compressed section: parsed once when the table is opened.
 #[derive(Debug)]
@@ -377,19 +700,22 @@ pub struct Decoder {
     leaf_count: usize,
     pairs: Vec<(u16, u16)>,
     lengths: Vec<u64>,
-    /// First-level table: `FAST_BITS` leading bits → (symbol, code bits), bits 0 if longer.
-    fast: Vec<(u16, u8)>,
-    /// Canonical decoding by length: for each length, the first code (left-aligned in 32
-    /// bits) past that length's codes, the first code, and where its symbols start in `sorted`.
-    limit: Vec<(u64, u32, u32)>,
-    sorted: Vec<u16>,
+    classes: usize,
+    class_of: Vec<u8>,
+    /// One code per context: see [`context_of`].
+    codes: Vec<Code>,
+    /// Every context's first-level table, one after the other.
+    fast: Vec<FastEntry>,
     sparse_shift: u32,
     sparse_at: usize,
-    firsts_at: usize,
+    groups_at: usize,
+    offsets_at: usize,
     checks_at: usize,
-    hints_at: usize,
+    starts_at: usize,
     blocks_at: usize,
+    parts: usize,
     blocks: u64,
+    slots: u64,
     sparse_entries: u64,
     /// The slot of the game's longest win, if any.
     pub longest_win_slot: Option<u64>,
@@ -404,12 +730,25 @@ pub enum DecodeError {
     DamagedBlock(u64),
 }
 
+fn u16_at(bytes: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes(bytes[at..at + 2].try_into().expect("2 bytes"))
+}
+
 fn u32_at(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
 }
 
 fn u64_at(bytes: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// Where a walk through a block stands: the bit, and the classes of the two symbols before.
+struct Walk {
+    bit: usize,
+    end: usize,
+    since_reset: u32,
+    previous: usize,
+    before: usize,
 }
 
 impl Decoder {
@@ -428,11 +767,27 @@ impl Decoder {
         if u32_at(bytes, layout::BLOCK_BYTES) as usize != BLOCK_BYTES {
             return Err(Malformed("block size"));
         }
+        let parts = u32_at(bytes, layout::PARTS) as usize;
+        if parts == 0 || parts > MAX_PARTS {
+            return Err(Malformed("parts per block"));
+        }
+        let classes = u32_at(bytes, layout::CLASSES) as usize;
+        if classes > MAX_CLASSES {
+            return Err(Malformed("classes"));
+        }
+        let contexts = 1 + classes * classes;
+        let code_entries = u64::from(u32_at(bytes, layout::CODE_ENTRIES));
+        if code_entries > (contexts * symbols) as u64 {
+            return Err(Malformed("code entries"));
+        }
         let sparse_shift = u32_at(bytes, layout::SPARSE_SHIFT);
         let blocks = u64_at(bytes, layout::BLOCKS);
         let sparse_entries = u64_at(bytes, layout::SPARSE_ENTRIES);
         if sparse_shift > 40 || sparse_entries != slots.div_ceil(1 << sparse_shift) || (blocks == 0) != (slots == 0) {
             return Err(Malformed("sparse index"));
+        }
+        if blocks > bytes.len() as u64 / BLOCK_BYTES as u64 {
+            return Err(Malformed("arrays past the end"));
         }
         let longest = u64_at(bytes, layout::LONGEST_WIN_SLOT);
         let mut at = layout::FIXED;
@@ -447,12 +802,18 @@ impl Decoder {
         };
         let leaves_at = take(leaf_count as u64)?;
         let pairs_at = take(4 * (symbols - leaf_count) as u64)?;
-        let lengths_at = take(symbols as u64)?;
+        let classes_at = take(if classes > 0 { symbols as u64 } else { 0 })?;
+        let bitmap_bytes = symbols.div_ceil(8);
+        let coded_at = take((contexts * bitmap_bytes) as u64)?;
+        let entries_at = take(code_entries)?;
         let sparse_at = take(4 * sparse_entries)?;
-        // The first slots, the checksums and the hints, with no gap between them.
-        let firsts_at = take(8 * (blocks + 1) + 8 * blocks)?;
-        let checks_at = firsts_at + 8 * (blocks as usize + 1);
-        let hints_at = checks_at + 4 * blocks as usize;
+        // The groups' first slots, the blocks' offsets, checksums and part starts, with no gap
+        // between them.
+        let groups = blocks.div_ceil(GROUP_BLOCKS as u64);
+        let groups_at = take(8 * groups + 4 * blocks + 4 * blocks + 2 * (parts as u64 - 1) * blocks)?;
+        let offsets_at = groups_at + 8 * groups as usize;
+        let checks_at = offsets_at + 4 * blocks as usize;
+        let starts_at = checks_at + 4 * blocks as usize;
         let blocks_at = take(BLOCK_BYTES as u64 * blocks)?;
         if blocks_at + BLOCK_BYTES * blocks as usize != bytes.len() {
             return Err(Malformed("section size"));
@@ -463,7 +824,7 @@ impl Decoder {
         hasher.update(&[0u8; 8]);
         hasher.update(&bytes[layout::INDEX_CHECKSUM + 8..blocks_at]);
         if hasher.digest() != u64_at(bytes, layout::INDEX_CHECKSUM) {
-            return Err(Malformed("the grammar, code or index fails its checksum"));
+            return Err(Malformed("the grammar, codes or index fail their checksum"));
         }
         let leaves = bytes[leaves_at..leaves_at + leaf_count].to_vec();
         if leaves.windows(2).any(|w| w[0] >= w[1]) {
@@ -471,10 +832,7 @@ impl Decoder {
         }
         let mut pairs = Vec::with_capacity(symbols - leaf_count);
         for i in 0..symbols - leaf_count {
-            let (a, b) = (
-                bytes[pairs_at + 4 * i] as u16 | (bytes[pairs_at + 4 * i + 1] as u16) << 8,
-                bytes[pairs_at + 4 * i + 2] as u16 | (bytes[pairs_at + 4 * i + 3] as u16) << 8,
-            );
+            let (a, b) = (u16_at(bytes, pairs_at + 4 * i), u16_at(bytes, pairs_at + 4 * i + 2));
             // A pair refers to earlier symbols only, so the grammar has no cycle.
             if usize::from(a) >= leaf_count + i || usize::from(b) >= leaf_count + i {
                 return Err(Malformed("a pair refers to a later symbol"));
@@ -482,60 +840,63 @@ impl Decoder {
             pairs.push((a, b));
         }
         let lengths = symbol_lengths(leaf_count, &pairs);
-        let code_lengths: Vec<u32> = bytes[lengths_at..lengths_at + symbols].iter().map(|&l| u32::from(l)).collect();
-        if code_lengths.iter().any(|&l| l > MAX_CODE_BITS) {
-            return Err(Malformed("code length"));
+        let class_of = bytes[classes_at..classes_at + if classes > 0 { symbols } else { 0 }].to_vec();
+        if class_of.iter().any(|&c| usize::from(c) >= classes) {
+            return Err(Malformed("a symbol's class"));
         }
-        // Kraft: a complete prefix code (or a single one-bit code).
-        let kraft: u64 = code_lengths.iter().filter(|&&l| l > 0).map(|&l| 1u64 << (MAX_CODE_BITS - l)).sum();
-        let coded = code_lengths.iter().filter(|&&l| l > 0).count();
-        if kraft > 1 << MAX_CODE_BITS || (coded > 1 && kraft != 1 << MAX_CODE_BITS) {
-            return Err(Malformed("code lengths do not form a prefix code"));
-        }
-        let codes = canonical_codes(&code_lengths);
-        let mut sorted: Vec<u16> = (0..symbols as u16).filter(|&s| code_lengths[usize::from(s)] > 0).collect();
-        sorted.sort_by_key(|&s| (code_lengths[usize::from(s)], s));
-        let mut limit = Vec::new();
-        let mut index = 0u32;
-        for bits in 1..=MAX_CODE_BITS {
-            let of_length: Vec<u16> =
-                sorted.iter().copied().filter(|&s| code_lengths[usize::from(s)] == bits).collect();
-            if of_length.is_empty() {
-                continue;
-            }
-            let first = codes[usize::from(of_length[0])].0;
-            let end = u64::from(first + of_length.len() as u32) << (32 - bits);
-            limit.push((end, first, index | bits << 24));
-            index += of_length.len() as u32;
-        }
-        let mut fast = vec![(0u16, 0u8); 1 << FAST_BITS];
-        for (s, &(code, bits)) in codes.iter().enumerate() {
-            if bits > 0 && bits <= FAST_BITS {
-                let start = (code << (FAST_BITS - bits)) as usize;
-                for entry in &mut fast[start..start + (1 << (FAST_BITS - bits))] {
-                    *entry = (s as u16, bits as u8);
+        let mut codes = Vec::with_capacity(contexts);
+        let mut entry = 0usize;
+        for c in 0..contexts {
+            let coded = &bytes[coded_at + c * bitmap_bytes..][..bitmap_bytes];
+            let mut entries = Vec::new();
+            for s in (0..symbols).filter(|&s| coded[s / 8] >> (s % 8) & 1 == 1) {
+                if entry >= code_entries as usize {
+                    return Err(Malformed("code entries"));
                 }
+                entries.push((s as u16, u32::from(bytes[entries_at + entry])));
+                entry += 1;
             }
+            codes.push(Code::new(&entries)?);
+        }
+        if entry != code_entries as usize {
+            return Err(Malformed("code entries"));
+        }
+        let mut fast = Vec::with_capacity(contexts << FAST_BITS);
+        for code in &mut codes {
+            fast.extend(code.fast.iter().map(|&e| match e {
+                0 => 0,
+                e => {
+                    let symbol = (e & 0xffff) as usize;
+                    let class = class_of.get(symbol).map_or(0, |&c| u32::from(c));
+                    let slots = u32::try_from(lengths[symbol]).map_or(LONG_SYMBOL, |l| l.min(LONG_SYMBOL));
+                    symbol as u32 | (e >> 16) << 12 | class << 17 | slots << 21
+                }
+            }));
+            code.fast = Vec::new();
         }
         let decoder = Decoder {
             leaves,
             leaf_count,
             pairs,
             lengths,
+            classes,
+            class_of,
+            codes,
             fast,
-            limit,
-            sorted,
             sparse_shift,
             sparse_at,
-            firsts_at,
+            groups_at,
+            offsets_at,
             checks_at,
-            hints_at,
+            starts_at,
             blocks_at,
+            parts,
             blocks,
+            slots,
             sparse_entries,
             longest_win_slot: (longest != u64::MAX).then_some(longest),
         };
-        if blocks > 0 && (decoder.first_slot(bytes, 0) != 0 || decoder.first_slot(bytes, blocks) != slots) {
+        if blocks > 0 && decoder.first_slot(bytes, 0) != 0 {
             return Err(Malformed("block slots"));
         }
         if longest != u64::MAX && longest >= slots {
@@ -544,8 +905,27 @@ impl Decoder {
         Ok(decoder)
     }
 
+    /// The first slot of `block`; the slot count for the block past the last.
     fn first_slot(&self, bytes: &[u8], block: u64) -> u64 {
-        u64_at(bytes, self.firsts_at + 8 * block as usize)
+        if block >= self.blocks {
+            return self.slots;
+        }
+        let group = block as usize / GROUP_BLOCKS;
+        u64_at(bytes, self.groups_at + 8 * group)
+            .saturating_add(u64::from(u32_at(bytes, self.offsets_at + 4 * block as usize)))
+    }
+
+    /// The slot offsets at which `block`'s parts start, the first's 0 (0 for a later part:
+    /// none).
+    fn starts(&self, bytes: &[u8], block: u64) -> [u64; MAX_PARTS] {
+        let at = self.starts_at + 2 * (self.parts - 1) * block as usize;
+        std::array::from_fn(|part| {
+            if part == 0 || part >= self.parts {
+                0
+            } else {
+                u64::from(u16_at(bytes, at + 2 * (part - 1)))
+            }
+        })
     }
 
     /// The stored byte of `slot` (for a slot the rules decide, whatever was stored there).
@@ -569,29 +949,23 @@ impl Decoder {
         if first > slot {
             return Err(DecodeError::DamagedBlock(block));
         }
-        let copy = self.checked_block(bytes, block)?;
+        let mut copy = [0u8; BLOCK_BYTES + 8];
+        self.checked_block(bytes, block, &mut copy)?;
         let mut offset = slot - first;
-        let mut bit = 0usize;
-        // Past the block's middle symbol, the walk starts there. (The hints are covered by
-        // the index checksum; a bit offset past the block is refused by the walk.)
-        let hint = u32_at(bytes, self.hints_at + 4 * block as usize);
-        if hint != 0 {
-            let (hint_bit, hint_slot) =
-                ((hint & ((1 << HINT_BIT_BITS) - 1)) as usize, u64::from(hint >> HINT_BIT_BITS));
-            if offset >= hint_slot {
-                offset -= hint_slot;
-                bit = hint_bit;
-            }
-        }
+        // The part that holds the slot, which starts with a fresh context. (The parts' starts
+        // are covered by the index checksum; a walk is bounded by the block whatever they say.)
+        let starts = self.starts(bytes, block);
+        let part = (1..self.parts).rev().find(|&p| starts[p] != 0 && offset >= starts[p]).unwrap_or(0);
+        offset -= starts[part];
+        let mut walk = self.walk(part * (BLOCK_BITS / self.parts), BLOCK_BITS);
         let symbol = loop {
-            let symbol = self.next_symbol(&copy, &mut bit, block)?;
-            let length = self.lengths[usize::from(symbol)];
+            let (symbol, length) = self.next_symbol(&copy, &mut walk, block)?;
             if offset < length {
                 break symbol;
             }
             offset -= length;
         };
-        let mut symbol = usize::from(symbol);
+        let mut symbol = symbol;
         while symbol >= self.leaf_count {
             let (a, b) = self.pairs[symbol - self.leaf_count];
             let left = self.lengths[usize::from(a)];
@@ -605,57 +979,91 @@ impl Decoder {
         Ok(self.leaves[symbol])
     }
 
-    /// A copy of `block`, checked against its checksum: what is decoded is what was checked,
-    /// even if the file changes meanwhile. Eight zero bytes follow, for reading past the end.
-    fn checked_block(&self, bytes: &[u8], block: u64) -> Result<[u8; BLOCK_BYTES + 8], DecodeError> {
+    fn walk(&self, bit: usize, end: usize) -> Walk {
+        Walk { bit, end, since_reset: 0, previous: 0, before: 0 }
+    }
+
+    /// Copies `block` into `copy` and checks it against its checksum: what is decoded is what
+    /// was checked, even if the file changes meanwhile. The last eight bytes of `copy` stay
+    /// zero, for reading past the end.
+    fn checked_block(&self, bytes: &[u8], block: u64, copy: &mut [u8; BLOCK_BYTES + 8]) -> Result<(), DecodeError> {
         let start = self.blocks_at + BLOCK_BYTES * block as usize;
-        let mut copy = [0u8; BLOCK_BYTES + 8];
         copy[..BLOCK_BYTES].copy_from_slice(&bytes[start..start + BLOCK_BYTES]);
         if xxh3_64(&copy[..BLOCK_BYTES]) as u32 != u32_at(bytes, self.checks_at + 4 * block as usize) {
             return Err(DecodeError::DamagedBlock(block));
         }
-        Ok(copy)
+        Ok(())
     }
 
-    /// The symbol whose code starts at `bit` of a block copy; `bit` moves past it.
+    /// The next symbol of a walk through a block copy and the slots it stands for; the walk
+    /// moves past it.
     #[inline]
-    fn next_symbol(&self, copy: &[u8; BLOCK_BYTES + 8], bit: &mut usize, block: u64) -> Result<u16, DecodeError> {
-        if *bit >= BLOCK_BYTES * 8 {
+    fn next_symbol(
+        &self,
+        copy: &[u8; BLOCK_BYTES + 8],
+        walk: &mut Walk,
+        block: u64,
+    ) -> Result<(usize, u64), DecodeError> {
+        if walk.bit >= walk.end {
             return Err(DecodeError::DamagedBlock(block));
         }
-        let byte = *bit / 8;
-        let window = u64::from_be_bytes(copy[byte..byte + 8].try_into().expect("8 bytes")) << (*bit % 8);
+        let byte = walk.bit / 8;
+        let window = u64::from_be_bytes(copy[byte..byte + 8].try_into().expect("8 bytes")) << (walk.bit % 8);
         let top = (window >> 32) as u32;
-        let (symbol, bits) = match self.fast[(top >> (32 - FAST_BITS)) as usize] {
-            (symbol, bits) if bits > 0 => (symbol, u32::from(bits)),
-            _ => self.slow_symbol(top).ok_or(DecodeError::DamagedBlock(block))?,
+        // The context as `context_of` defines it, from the classes carried in the walk.
+        let context =
+            if walk.since_reset < 2 || self.classes == 0 { 0 } else { 1 + walk.previous * self.classes + walk.before };
+        let (symbol, bits, class, slots) = match self.fast[context << FAST_BITS | (top >> (32 - FAST_BITS)) as usize] {
+            0 => {
+                let (symbol, bits) = self.codes[context].symbol(top).ok_or(DecodeError::DamagedBlock(block))?;
+                let symbol = usize::from(symbol);
+                let class = self.class_of.get(symbol).map_or(0, |&c| usize::from(c));
+                (symbol, bits, class, self.lengths[symbol])
+            }
+            entry => {
+                let symbol = (entry & 0xfff) as usize;
+                let slots = entry >> 21;
+                let slots = if slots == LONG_SYMBOL { self.lengths[symbol] } else { u64::from(slots) };
+                (symbol, entry >> 12 & 0x1f, (entry >> 17 & 0xf) as usize, slots)
+            }
         };
-        *bit += bits as usize;
-        Ok(symbol)
+        walk.bit += bits as usize;
+        walk.before = walk.previous;
+        walk.previous = class;
+        walk.since_reset += 1;
+        Ok((symbol, slots))
     }
 
     /// Appends the stored bytes of every slot of `block` to `out`.
     fn expand_block(&self, bytes: &[u8], block: u64, out: &mut Vec<u8>) -> Result<(), DecodeError> {
-        let copy = self.checked_block(bytes, block)?;
+        let mut copy = [0u8; BLOCK_BYTES + 8];
+        self.checked_block(bytes, block, &mut copy)?;
         let (first, end) = (self.first_slot(bytes, block), self.first_slot(bytes, block + 1));
         let wanted = end.checked_sub(first).ok_or(DecodeError::DamagedBlock(block))?;
-        let mut bit = 0usize;
-        let mut done = 0u64;
+        let starts = self.starts(bytes, block);
+        let parts = (1..self.parts).take_while(|&p| starts[p] != 0).count() + 1;
+        let part_bits = BLOCK_BITS / self.parts;
         let mut stack = Vec::new();
-        while done < wanted {
-            let symbol = self.next_symbol(&copy, &mut bit, block)?;
-            done += self.lengths[usize::from(symbol)];
-            if done > wanted {
-                return Err(DecodeError::DamagedBlock(block));
-            }
-            stack.push(usize::from(symbol));
-            while let Some(symbol) = stack.pop() {
-                if symbol < self.leaf_count {
-                    out.push(self.leaves[symbol]);
-                } else {
-                    let (a, b) = self.pairs[symbol - self.leaf_count];
-                    stack.push(usize::from(b));
-                    stack.push(usize::from(a));
+        for part in 0..parts {
+            let end = if part + 1 < parts { starts[part + 1] } else { wanted };
+            let wanted = end.checked_sub(starts[part]).ok_or(DecodeError::DamagedBlock(block))?;
+            let mut walk = self.walk(part * part_bits, (part + 1) * part_bits);
+            let mut done = 0u64;
+            while done < wanted {
+                let (symbol, slots) = self.next_symbol(&copy, &mut walk, block)?;
+                done += slots;
+                if done > wanted {
+                    return Err(DecodeError::DamagedBlock(block));
+                }
+                stack.push(symbol);
+                while let Some(symbol) = stack.pop() {
+                    if symbol < self.leaf_count {
+                        out.push(self.leaves[symbol]);
+                    } else {
+                        let (a, b) = self.pairs[symbol - self.leaf_count];
+                        stack.push(usize::from(b));
+                        stack.push(usize::from(a));
+                    }
                 }
             }
         }
@@ -673,13 +1081,5 @@ impl Decoder {
             })
             .collect::<Result<_, _>>()?;
         Ok(parts.concat())
-    }
-
-    /// Canonical decoding of a code longer than the first-level table.
-    fn slow_symbol(&self, top: u32) -> Option<(u16, u32)> {
-        let &(_, first, packed) = self.limit.iter().find(|&&(end, _, _)| u64::from(top) < end)?;
-        let bits = packed >> 24;
-        let index = (packed & 0xff_ffff).wrapping_add(top >> (32 - bits)).wrapping_sub(first);
-        Some((*self.sorted.get(index as usize)?, bits))
     }
 }

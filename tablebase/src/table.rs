@@ -56,7 +56,7 @@ impl<B: AsRef<[u8]>> Table<B> {
         self.bytes.as_ref()
     }
 
-    /// Whether the table is compressed (format version 2).
+    /// Whether the table is compressed (format version 3).
     pub fn is_compressed(&self) -> bool {
         self.decoder.is_some()
     }
@@ -228,16 +228,22 @@ impl<B: AsRef<[u8]>> Table<B> {
         Some((dtw, self.index.position_at(slot)))
     }
 
-    /// The same table as a compressed file (format version 2), whole: every value the same,
+    /// The same table as a compressed file (format version 3), whole: every value the same,
     /// overflow distances included. Works from a plain or a compressed table.
     pub fn to_compressed(&self, progress: &dyn crate::Progress) -> Result<Vec<u8>, FormatError> {
+        self.to_compressed_in_parts(crate::compressed::DEFAULT_PARTS, progress)
+    }
+
+    /// [`Table::to_compressed`] with `parts` parts per block (1 to
+    /// [`crate::compressed::MAX_PARTS`]): more make faster reads and a larger file.
+    pub fn to_compressed_in_parts(&self, parts: usize, progress: &dyn crate::Progress) -> Result<Vec<u8>, FormatError> {
         let values = self.decompressed_values()?;
         let mut dont_care = vec![false; values.len()];
         progress.phase("slots the rules decide", values.len() as u64);
         self.for_each_slot_by_rules(&mut dont_care, progress, |dont_care, decided| *dont_care = decided);
         progress.finish_phase();
         let longest = self.longest_win().map(|(_, position)| self.index.index_of(&position));
-        let section = crate::compressed::encode(&values, &dont_care, longest, progress);
+        let section = crate::compressed::encode(&values, &dont_care, longest, parts, progress);
         let overflow = self.overflow_entries();
         let mut header = Header::unsummed(self.header.material, self.header.slots, &self.header.statistics, &overflow);
         header.compressed_bytes = Some(section.len() as u64);
@@ -259,6 +265,13 @@ impl<B: AsRef<[u8]>> Table<B> {
     /// Recomputes the checksum of the whole file and checks the overflow table against the
     /// value bytes.
     pub fn verify_checksum(&self) -> Result<(), FormatError> {
+        self.verified_values().map(|_| ())
+    }
+
+    /// What [`Table::verify_checksum`] checks, handing back the value bytes it decoded on the
+    /// way (those of [`Table::decompressed_values`]), so that a caller who wants both decodes
+    /// once.
+    pub fn verified_values(&self) -> Result<std::borrow::Cow<'_, [u8]>, FormatError> {
         let bytes = self.bytes.as_ref();
         let mut hasher = Xxh3::new();
         hasher.update(&bytes[..layout::CHECKSUM.start]);
@@ -283,7 +296,7 @@ impl<B: AsRef<[u8]>> Table<B> {
                 return Err(FormatError::BadOverflow("entries not sorted by slot"));
             }
         }
-        Ok(())
+        Ok(values)
     }
 }
 

@@ -1,8 +1,9 @@
-//! Compressed tables (format version 2) against the plain tables they come from: every slot,
+//! Compressed tables (format version 3) against the plain tables they come from: every slot,
 //! every probe, the audit, overflow distances, and damage that must never become a wrong
 //! answer.
 
 use shogi4_engine::{Material, MaterialIndex};
+use shogi4_tablebase::compressed::{encode, Decoder};
 use shogi4_tablebase::{
     audit, solve, Damage, FormatError, Silent, Statistics, Table, Value, OVERFLOW_CODE, VERSION_COMPRESSED,
 };
@@ -45,6 +46,57 @@ fn every_slot_and_probe_matches_the_plain_table() {
         assert!(compressed.size() < plain.size() || plain.size() < 10_000, "{name} did not shrink");
         // Compressing a compressed table gives the same bytes: the format is deterministic.
         assert!(compressed.to_compressed(&Silent).unwrap() == compressed.file_bytes(), "{name}");
+    }
+}
+
+/// Any number of parts per block reads back the same values, and so do runs long enough that
+/// a part's start no longer fits its field (the block then ends early).
+#[test]
+fn every_part_count_reads_the_same_values() {
+    let plain = plain("KKCF");
+    for parts in [1, 2, 3, 5, 16] {
+        let compressed = Table::new(plain.to_compressed_in_parts(parts, &Silent).unwrap()).unwrap();
+        assert_same(&plain, &compressed);
+    }
+    // The same game with one value wherever the rules do not decide: long runs.
+    let material: Material = "KKCF".parse().unwrap();
+    let mut table = solve(material, &Silent).table;
+    let index = MaterialIndex::new(material);
+    for slot in 0..index.slots() {
+        if !index.position_at(slot).can_capture_royal() {
+            table.values[slot as usize] = Value::Loss(2).encode();
+        }
+    }
+    table.statistics = Statistics::of_values(&table.values, &table.overflow);
+    let runs = Table::new(table.to_bytes()).unwrap();
+    for parts in [1, 16] {
+        let compressed = Table::new(runs.to_compressed_in_parts(parts, &Silent).unwrap()).unwrap();
+        assert_same(&runs, &compressed);
+    }
+}
+
+/// Long runs of a few values, so that a part's slots outgrow its 16-bit start and blocks end
+/// early: every byte still reads back, by slot and whole.
+#[test]
+fn runs_past_a_part_start_field_read_back() {
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (seed >> 33) % n
+    };
+    let mut values = Vec::new();
+    while values.len() < 3_000_000 {
+        let (value, run) = (2 + 2 * next(20) as u8, 1_000 + next(4_000) as usize);
+        values.extend(std::iter::repeat_n(value, run));
+    }
+    let dont_care = vec![false; values.len()];
+    for parts in [2, 16] {
+        let section = encode(&values, &dont_care, None, parts, &Silent);
+        let decoder = Decoder::parse(&section, values.len() as u64).unwrap();
+        assert!(decoder.decode_all(&section).unwrap() == values, "{parts} parts");
+        for slot in (0..values.len()).step_by(997) {
+            assert_eq!(decoder.byte(&section, slot as u64), Ok(values[slot]), "{parts} parts, slot {slot}");
+        }
     }
 }
 

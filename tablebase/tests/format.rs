@@ -91,11 +91,15 @@ fn damaged_files_are_refused_with_the_reason() {
     assert!(matches!(refused(bad), FormatError::BadMagic));
 
     let mut bad = good.clone();
-    put_u32(&mut bad, layout::VERSION, 3);
-    assert!(matches!(refused(bad), FormatError::UnsupportedVersion(3)));
-    // A plain file labelled compressed: its values do not parse as a compressed section.
+    put_u32(&mut bad, layout::VERSION, 4);
+    assert!(matches!(refused(bad), FormatError::UnsupportedVersion(4)));
+    // Version 2, the earlier compressed layout, is no longer read.
     let mut bad = good.clone();
     put_u32(&mut bad, layout::VERSION, 2);
+    assert!(matches!(refused(bad), FormatError::UnsupportedVersion(2)));
+    // A plain file labelled compressed: its values do not parse as a compressed section.
+    let mut bad = good.clone();
+    put_u32(&mut bad, layout::VERSION, 3);
     let _ = refused(bad);
 
     let mut bad = good.clone();

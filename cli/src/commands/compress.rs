@@ -1,4 +1,4 @@
-//! `shogi4 compress`: tables rewritten in the compressed format (version 2), with the same
+//! `shogi4 compress`: tables rewritten in the compressed format (version 3), with the same
 //! values (or, with `--plain`, back in version 1); and the same step after
 //! `shogi4 solve --compress`.
 
@@ -12,13 +12,30 @@ use super::grouped;
 use crate::error::CliError;
 use crate::progress::Bar;
 
+/// What a table is rewritten as.
+#[derive(Clone, Copy, Debug)]
+pub enum Form {
+    /// Version 1, one byte per slot.
+    Plain,
+    /// Version 3, with this many parts per block.
+    Compressed {
+        /// Parts per block.
+        parts: usize,
+    },
+}
+
+impl Form {
+    /// The compressed form that `shogi4 solve --compress` writes.
+    pub const DEFAULT: Form = Form::Compressed { parts: shogi4_tablebase::compressed::DEFAULT_PARTS };
+}
+
 /// Compresses every table of `paths` (files or directories) into `out`.
-pub fn run(paths: &[PathBuf], out: &Path, plain: bool, json: bool) -> Result<(), CliError> {
+pub fn run(paths: &[PathBuf], out: &Path, form: Form, json: bool) -> Result<(), CliError> {
     let files = super::table_files(paths)?;
     std::fs::create_dir_all(out).map_err(|e| CliError::Table(TableError::Io(out.to_path_buf(), e)))?;
     let (mut before, mut after, mut positions) = (0u64, 0u64, 0u64);
     for file in &files {
-        let (from, to, n) = compress_file(file, out, plain, json)?;
+        let (from, to, n) = compress_file(file, out, form, json)?;
         (before, after, positions) = (before + from, after + to, positions + n);
     }
     if !json && files.len() > 1 {
@@ -33,19 +50,21 @@ pub fn run(paths: &[PathBuf], out: &Path, plain: bool, json: bool) -> Result<(),
     Ok(())
 }
 
-/// Compresses one table file into `out` (or, with `plain`, writes its plain form), checking
-/// the result against the source; returns the sizes before and after, and the positions.
-pub fn compress_file(file: &Path, out: &Path, plain: bool, json: bool) -> Result<(u64, u64, u64), CliError> {
+/// Rewrites one table file into `out` in `form`, checking the result against the source;
+/// returns the sizes before and after, and the positions.
+pub fn compress_file(file: &Path, out: &Path, form: Form, json: bool) -> Result<(u64, u64, u64), CliError> {
     let started = Instant::now();
     let table = open_table(file)?;
     TableDir::check_name(file, &table)?;
     let material = table.header().material;
-    let bytes = if plain { table.to_plain()? } else { table.to_compressed(&Bar::new())? };
+    let bytes = match form {
+        Form::Plain => table.to_plain()?,
+        Form::Compressed { parts } => table.to_compressed_in_parts(parts, &Bar::new())?,
+    };
     // The result is read back before it replaces anything: its checksum, its blocks, and
     // every value against the source's.
     let compressed = shogi4_tablebase::Table::new(bytes)?;
-    compressed.verify_checksum()?;
-    if compressed.decompressed_values()?[..] != table.decompressed_values()?[..] {
+    if compressed.verified_values()?[..] != table.decompressed_values()?[..] {
         return Err(shogi4_tablebase::FormatError::InconsistentHeader(
             "the compressed values differ from the source's",
         )

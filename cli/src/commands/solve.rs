@@ -70,7 +70,7 @@ pub fn run(
     // Each table just written is replaced by its compressed form, checked against it first.
     if compress {
         for path in &written_paths {
-            super::compress::compress_file(path, out, false, json)?;
+            super::compress::compress_file(path, out, super::compress::Form::DEFAULT, json)?;
         }
     }
     Ok(())
