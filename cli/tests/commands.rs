@@ -384,6 +384,16 @@ fn compressed_tables_round_trip_through_every_command() {
     let direct = dir.path().join("direct");
     assert!(shogi4(&["solve", "KKCF", "--compress", "--out", direct.to_str().unwrap()]).status.success());
     assert!(std::fs::read(direct.join("KKCF.s4tb")).unwrap() == std::fs::read(packed.join("KKCF.s4tb")).unwrap());
+    // More parts per block: a larger file, the same answers; a part count out of range is
+    // refused by name.
+    let parts = dir.path().join("parts");
+    let output = shogi4(&["compress", plain_s, "--parts", "16", "--out", parts.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let size = |dir: &std::path::Path| std::fs::metadata(dir.join("KKCF.s4tb")).unwrap().len();
+    assert!(size(&parts) > size(&packed));
+    assert!(shogi4(&["audit", parts.to_str().unwrap()]).status.success());
+    let refused = shogi4(&["compress", plain_s, "--parts", "17", "--out", parts.to_str().unwrap()]);
+    assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("--parts"));
 }
 
 #[test]
