@@ -50,13 +50,13 @@ const COUNT_CHUNK: usize = 1 << 20;
 const COUNTED_SYMBOLS: usize = 1 << 23;
 /// A pair becomes a symbol only if it occurs this often (fewer do not pay for their rule).
 const MIN_PAIR_COUNT: u32 = 8;
-/// The most slots one symbol may stand for: with at most one symbol per bit, a group of
-/// [`GROUP_BLOCKS`] blocks then spans fewer than 2^32 slots.
-const MAX_SYMBOL_SLOTS: u64 = 1 << 16;
+/// The most slots one symbol may stand for: with at most one symbol per bit, the blocks of a
+/// group of [`GROUP_BLOCKS`] then start fewer than 2^32 slots after its first.
+const MAX_SYMBOL_SLOTS: u64 = 1 << 15;
 /// Blocks per group: each group has its first slot in full, each block its offset from it.
-const GROUP_BLOCKS: usize = 16;
+const GROUP_BLOCKS: usize = 32;
 /// Blocks per sparse index entry, about.
-const BLOCKS_PER_ENTRY: u64 = 8;
+const BLOCKS_PER_ENTRY: u64 = 16;
 /// The class counts the compressor tries (0: one code, no contexts).
 const CLASS_CHOICES: [usize; 4] = [0, 4, 8, 16];
 /// Rounds of regrouping the classes.
@@ -95,13 +95,13 @@ pub mod layout {
     pub const PARTS: usize = 64;
     /// The fixed part's size; the arrays follow, each starting at a multiple of 8: the leaf
     /// bytes (u8 each), the pairs (two u16 per non-leaf symbol), each symbol's class (u8 per
-    /// symbol, none when `K` is 0), each code's entry count (u32 per code), the code entries
-    /// (a u16 symbol and a u8 length each, code after code, symbols increasing), the sparse
+    /// symbol, none when `K` is 0), for each code a bitmap of the symbols it codes (a bit per
+    /// symbol), the code lengths of the coded symbols (u8 each, code after code), the sparse
     /// index (u32 per entry: the block holding that slot), each group's first slot (u64 per
-    /// group of 16 blocks), directly followed by each block's first slot as an offset from
-    /// its group's (u32), each block's checksum (u32: the low half of the XXH3-64 of its
-    /// bytes) and the slot offset at which each block's second half starts (u16, 0 for a
-    /// block with one half), then the blocks.
+    /// group of 32 blocks), directly followed by each block's first slot as an offset from
+    /// its group's (u32) and then by each block's record: its checksum (u32: the low half of
+    /// the XXH3-64 of its bytes) and the slot offsets at which its parts 2 to `P` start (u16
+    /// each, 0 for a part the block does not use); then the blocks.
     pub const FIXED: usize = 72;
 }
 
@@ -166,16 +166,30 @@ pub fn encode(
     let mut blocks = Blocks { parts, ..Blocks::default() };
     let mut slot = 0u64;
     for &s in &sequence {
+        // A symbol that does not fit what is left of a part gives up its pair's left half, if
+        // that fits, and goes on with the right half (the same slots, fewer bits left unused at
+        // the part's end); the right half must have a code of its own after a fresh start.
+        let mut pending = s;
         loop {
-            let (code, bits) = codes[blocks.context(&contexts)][usize::from(s)];
-            debug_assert!(bits > 0, "every symbol met has a code in its context");
-            if blocks.fits(bits) {
-                blocks.put(code, bits, s);
+            let (code, bits) = codes[blocks.context(&contexts)][usize::from(pending)];
+            if bits > 0 && blocks.fits(bits) {
+                blocks.put(code, bits, pending);
+                slot += lengths[usize::from(pending)];
                 break;
             }
+            if let Some(&(left, right)) = pairs.get(usize::from(pending).wrapping_sub(leaves.len())) {
+                let (code, bits) = codes[blocks.context(&contexts)][usize::from(left)];
+                if bits > 0 && blocks.fits(bits) && codes[0][usize::from(right)].1 > 0 {
+                    blocks.put(code, bits, left);
+                    slot += lengths[usize::from(left)];
+                    pending = right;
+                    continue;
+                }
+            }
+            // Every symbol of the sequence, and every right half taken, has a code in context
+            // 0, which a fresh part starts with.
             blocks.next_part(slot);
         }
-        slot += lengths[usize::from(s)];
     }
     let (blocks, first_slots, starts) = blocks.finish();
     let block_count = first_slots.len() as u64;
@@ -236,8 +250,11 @@ pub fn encode(
         let offset = first - first_slots[b / GROUP_BLOCKS * GROUP_BLOCKS];
         out.extend_from_slice(&u32::try_from(offset).expect("a group spans fewer than 2^32 slots").to_le_bytes());
     }
-    checks.iter().for_each(|c| out.extend_from_slice(&c.to_le_bytes()));
-    starts.iter().for_each(|m| out.extend_from_slice(&m.to_le_bytes()));
+    // Each block's checksum and part starts side by side: a read fetches them together.
+    for (b, check) in checks.iter().enumerate() {
+        out.extend_from_slice(&check.to_le_bytes());
+        starts[b * (parts - 1)..][..parts - 1].iter().for_each(|m| out.extend_from_slice(&m.to_le_bytes()));
+    }
     align(&mut out);
     let size = (out.len() + blocks.len()) as u64;
     out[layout::SECTION_BYTES..][..8].copy_from_slice(&size.to_le_bytes());
@@ -710,8 +727,9 @@ pub struct Decoder {
     sparse_at: usize,
     groups_at: usize,
     offsets_at: usize,
-    checks_at: usize,
-    starts_at: usize,
+    records_at: usize,
+    /// Bytes of a block's record: its checksum and its parts' starts.
+    record_bytes: usize,
     blocks_at: usize,
     parts: usize,
     blocks: u64,
@@ -807,13 +825,13 @@ impl Decoder {
         let coded_at = take((contexts * bitmap_bytes) as u64)?;
         let entries_at = take(code_entries)?;
         let sparse_at = take(4 * sparse_entries)?;
-        // The groups' first slots, the blocks' offsets, checksums and part starts, with no gap
-        // between them.
+        // The groups' first slots, the blocks' offsets, and each block's record (checksum and
+        // part starts), with no gap between them.
         let groups = blocks.div_ceil(GROUP_BLOCKS as u64);
-        let groups_at = take(8 * groups + 4 * blocks + 4 * blocks + 2 * (parts as u64 - 1) * blocks)?;
+        let record_bytes = 4 + 2 * (parts - 1);
+        let groups_at = take(8 * groups + 4 * blocks + record_bytes as u64 * blocks)?;
         let offsets_at = groups_at + 8 * groups as usize;
-        let checks_at = offsets_at + 4 * blocks as usize;
-        let starts_at = checks_at + 4 * blocks as usize;
+        let records_at = offsets_at + 4 * blocks as usize;
         let blocks_at = take(BLOCK_BYTES as u64 * blocks)?;
         if blocks_at + BLOCK_BYTES * blocks as usize != bytes.len() {
             return Err(Malformed("section size"));
@@ -887,8 +905,8 @@ impl Decoder {
             sparse_at,
             groups_at,
             offsets_at,
-            checks_at,
-            starts_at,
+            records_at,
+            record_bytes,
             blocks_at,
             parts,
             blocks,
@@ -918,7 +936,7 @@ impl Decoder {
     /// The slot offsets at which `block`'s parts start, the first's 0 (0 for a later part:
     /// none).
     fn starts(&self, bytes: &[u8], block: u64) -> [u64; MAX_PARTS] {
-        let at = self.starts_at + 2 * (self.parts - 1) * block as usize;
+        let at = self.records_at + self.record_bytes * block as usize + 4;
         std::array::from_fn(|part| {
             if part == 0 || part >= self.parts {
                 0
@@ -945,6 +963,10 @@ impl Decoder {
             }
             block += 1;
         }
+        // The block and its record are needed next: ask for all their cache lines at once.
+        let start = self.blocks_at + BLOCK_BYTES * block as usize;
+        (0..BLOCK_BYTES).step_by(64).for_each(|line| crate::memory::prefetch(&bytes[start + line]));
+        crate::memory::prefetch(&bytes[self.records_at + self.record_bytes * block as usize]);
         let first = self.first_slot(bytes, block);
         if first > slot {
             return Err(DecodeError::DamagedBlock(block));
@@ -989,7 +1011,7 @@ impl Decoder {
     fn checked_block(&self, bytes: &[u8], block: u64, copy: &mut [u8; BLOCK_BYTES + 8]) -> Result<(), DecodeError> {
         let start = self.blocks_at + BLOCK_BYTES * block as usize;
         copy[..BLOCK_BYTES].copy_from_slice(&bytes[start..start + BLOCK_BYTES]);
-        if xxh3_64(&copy[..BLOCK_BYTES]) as u32 != u32_at(bytes, self.checks_at + 4 * block as usize) {
+        if xxh3_64(&copy[..BLOCK_BYTES]) as u32 != u32_at(bytes, self.records_at + self.record_bytes * block as usize) {
             return Err(DecodeError::DamagedBlock(block));
         }
         Ok(())
