@@ -12,14 +12,14 @@
 //! - **Contexts.** The symbols fall into a few classes, grouped by which symbols tend to follow
 //!   them; each symbol is coded with the canonical Huffman code of the classes of the two
 //!   symbols before it (a value run predicts the next one far better than the table's overall
-//!   frequencies do). The first two symbols of each half block have no such past and use one
-//!   code over every symbol. The compressor tries a few class counts and keeps the smallest
+//!   frequencies do). The first two symbols of each part of a block have no such past and use
+//!   one code over every symbol. The compressor tries a few class counts and keeps the smallest
 //!   file (small tables cannot pay for many codes).
-//! - **Blocks** hold whole symbols, [`BLOCK_BYTES`] bytes each, in two halves: the second half
-//!   starts at the block's middle bit with a fresh context, so a read starts at whichever half
-//!   holds its slot. A sparse index says which block holds every `2^k`-th slot; from there the
+//! - **Blocks** hold whole symbols, [`BLOCK_BYTES`] bytes each, in parts
+//!   ([`DEFAULT_PARTS`] unless the caller chooses) that each start at a fixed bit with a fresh
+//!   context, so a read starts at the part that holds its slot. A sparse index says which block holds every `2^k`-th slot; from there the
 //!   blocks' first slots lead to the right one. Reading slot `s` copies its block, checks the
-//!   block's checksum, walks the codes of its half until the symbol that covers `s`, and
+//!   block's checksum, walks the codes of its part until the symbol that covers `s`, and
 //!   descends that symbol's pairs to the byte.
 //!
 //! The layout is documented in `tables/README.md`; [`layout`] names each field.
@@ -161,7 +161,7 @@ pub fn encode(
     let contexts = Contexts::choose(&sequence, leaves.len(), &pairs, progress);
     let codes: Vec<Vec<(u32, u32)>> = contexts.lengths.iter().map(|l| canonical_codes(l)).collect();
 
-    // Blocks: whole symbols in two halves, each half starting afresh.
+    // Blocks: whole symbols in parts, each part starting afresh.
     assert!((1..=MAX_PARTS).contains(&parts), "1 to {MAX_PARTS} parts per block");
     let mut blocks = Blocks { parts, ..Blocks::default() };
     let mut slot = 0u64;
@@ -265,7 +265,7 @@ pub fn encode(
 }
 
 /// The context of the next symbol: 0 (the code over every symbol) for the first two symbols
-/// since a half began, else `1 + K·class(previous) + class(the one before)`.
+/// since a part began, else `1 + K·class(previous) + class(the one before)`.
 #[inline]
 fn context_of(since_reset: u32, previous: u16, before: u16, class_of: &[u8], classes: usize) -> usize {
     if since_reset < 2 || classes == 0 {
@@ -379,7 +379,7 @@ fn regroup(followers: &Followers, classes: usize, mut class_of: Vec<u8>) -> Vec<
     class_of
 }
 
-/// The blocks being written: the current one's bits, its half, and the context state.
+/// The blocks being written: the current one's bits, its part, and the context state.
 #[derive(Default)]
 struct Blocks {
     bytes: Vec<u8>,
@@ -399,7 +399,7 @@ impl Blocks {
         context_of(self.since_reset, self.previous, self.before, &contexts.class_of, contexts.classes)
     }
 
-    /// Whether a code of `bits` fits in the current half (there is always a block once a
+    /// Whether a code of `bits` fits in the current part (there is always a block once a
     /// symbol has been put).
     fn fits(&self, bits: u32) -> bool {
         let end = (self.part + 1) * (BLOCK_BITS / self.parts);
