@@ -17,8 +17,9 @@
 //!   file (small tables cannot pay for many codes).
 //! - **Blocks** hold whole symbols, [`BLOCK_BYTES`] bytes each, in parts
 //!   ([`DEFAULT_PARTS`] unless the caller chooses) that each start at a fixed bit with a fresh
-//!   context, so a read starts at the part that holds its slot. A sparse index says which block holds every `2^k`-th slot; from there the
-//!   blocks' first slots lead to the right one. Reading slot `s` copies its block, checks the
+//!   context, so a read starts at the part that holds its slot. A sparse index says which
+//!   block holds every `2^k`-th slot; from there the blocks' first slots lead to the right
+//!   one. Reading slot `s` copies its block, checks the
 //!   block's checksum, walks the codes of its part until the symbol that covers `s`, and
 //!   descends that symbol's pairs to the byte.
 //!
@@ -644,12 +645,9 @@ impl BitWriter {
     }
 }
 
-/// One canonical Huffman code, ready for decoding.
+/// The long codes of one canonical Huffman code, for what the first-level table cannot decode.
 #[derive(Debug)]
 struct Code {
-    /// First-level table: `FAST_BITS` leading bits → symbol | code bits << 16; 0 when the
-    /// code is longer. (The decoder packs these into its one table of every context.)
-    fast: Vec<u32>,
     /// For each length, the first code (left-aligned in 32 bits) past that length's codes,
     /// the first code, and where its symbols start in `sorted` | bits << 24.
     limit: Vec<(u64, u32, u32)>,
@@ -657,41 +655,31 @@ struct Code {
 }
 
 impl Code {
-    /// The code for these `(symbol, length)` entries, or why they are not a complete prefix
-    /// code.
-    fn new(entries: &[(u16, u32)]) -> Result<Code, DecodeError> {
+    /// The code of these per-symbol `lengths` (0: not coded) and its canonical codes (see
+    /// [`canonical_codes`]), or why they are not a complete prefix code.
+    fn new(lengths: &[u32]) -> Result<(Code, Vec<(u32, u32)>), DecodeError> {
         use DecodeError::Malformed;
-        if entries.iter().any(|&(_, l)| l == 0 || l > MAX_CODE_BITS) {
+        if lengths.iter().any(|&l| l > MAX_CODE_BITS) {
             return Err(Malformed("code length"));
         }
         // Kraft: a complete prefix code (or a single one-bit code).
-        let kraft: u64 = entries.iter().map(|&(_, l)| 1u64 << (MAX_CODE_BITS - l)).sum();
-        if kraft > 1 << MAX_CODE_BITS || (entries.len() > 1 && kraft != 1 << MAX_CODE_BITS) {
+        let coded = lengths.iter().filter(|&&l| l > 0).count();
+        let kraft: u64 = lengths.iter().filter(|&&l| l > 0).map(|&l| 1u64 << (MAX_CODE_BITS - l)).sum();
+        if kraft > 1 << MAX_CODE_BITS || (coded > 1 && kraft != 1 << MAX_CODE_BITS) {
             return Err(Malformed("code lengths do not form a prefix code"));
         }
-        let mut sorted: Vec<(u32, u16)> = entries.iter().map(|&(s, l)| (l, s)).collect();
-        sorted.sort_unstable();
-        let mut fast = vec![0u32; 1 << FAST_BITS];
+        let codes = canonical_codes(lengths);
+        let mut sorted: Vec<u16> = (0..lengths.len() as u16).filter(|&s| lengths[usize::from(s)] > 0).collect();
+        sorted.sort_by_key(|&s| (lengths[usize::from(s)], s));
         let mut limit = Vec::new();
-        let (mut code, mut previous, mut index) = (0u32, 0u32, 0u32);
         let mut at = 0;
         while at < sorted.len() {
-            let bits = sorted[at].0;
-            let same = sorted[at..].iter().take_while(|&&(l, _)| l == bits).count() as u32;
-            code <<= bits - previous;
-            previous = bits;
-            for (i, &(_, symbol)) in sorted[at..at + same as usize].iter().enumerate() {
-                if bits <= FAST_BITS {
-                    let start = ((code + i as u32) << (FAST_BITS - bits)) as usize;
-                    fast[start..start + (1 << (FAST_BITS - bits))].fill(u32::from(symbol) | bits << 16);
-                }
-            }
-            limit.push((u64::from(code + same) << (32 - bits), code, index | bits << 24));
-            code += same;
-            index += same;
+            let (first, bits) = codes[usize::from(sorted[at])];
+            let same = sorted[at..].iter().take_while(|&&s| lengths[usize::from(s)] == bits).count() as u32;
+            limit.push((u64::from(first + same) << (32 - bits), first, at as u32 | bits << 24));
             at += same as usize;
         }
-        Ok(Code { fast, limit, sorted: sorted.into_iter().map(|(_, s)| s).collect() })
+        Ok((Code { limit, sorted }, codes))
     }
 
     /// The symbol whose code starts the 32 bits `top`, and its length, by the canonical
@@ -863,34 +851,38 @@ impl Decoder {
             return Err(Malformed("a symbol's class"));
         }
         let mut codes = Vec::with_capacity(contexts);
+        let mut fast = Vec::with_capacity(contexts << FAST_BITS);
         let mut entry = 0usize;
         for c in 0..contexts {
             let coded = &bytes[coded_at + c * bitmap_bytes..][..bitmap_bytes];
-            let mut entries = Vec::new();
+            let mut code_lengths = vec![0u32; symbols];
             for s in (0..symbols).filter(|&s| coded[s / 8] >> (s % 8) & 1 == 1) {
                 if entry >= code_entries as usize {
                     return Err(Malformed("code entries"));
                 }
-                entries.push((s as u16, u32::from(bytes[entries_at + entry])));
+                code_lengths[s] = u32::from(bytes[entries_at + entry]);
+                if code_lengths[s] == 0 {
+                    return Err(Malformed("code length"));
+                }
                 entry += 1;
             }
-            codes.push(Code::new(&entries)?);
+            let (code, canonical) = Code::new(&code_lengths)?;
+            codes.push(code);
+            // This context's first-level table: every code of at most FAST_BITS bits fills the
+            // entries that start with it.
+            let table = fast.len();
+            fast.resize(table + (1 << FAST_BITS), 0);
+            for (symbol, &(code, bits)) in canonical.iter().enumerate().filter(|&(_, &(_, b))| b > 0 && b <= FAST_BITS)
+            {
+                let class = class_of.get(symbol).map_or(0, |&c| u32::from(c));
+                let slots = u32::try_from(lengths[symbol]).map_or(LONG_SYMBOL, |l| l.min(LONG_SYMBOL));
+                let start = table + ((code << (FAST_BITS - bits)) as usize);
+                fast[start..start + (1 << (FAST_BITS - bits))]
+                    .fill(symbol as u32 | bits << 12 | class << 17 | slots << 21);
+            }
         }
         if entry != code_entries as usize {
             return Err(Malformed("code entries"));
-        }
-        let mut fast = Vec::with_capacity(contexts << FAST_BITS);
-        for code in &mut codes {
-            fast.extend(code.fast.iter().map(|&e| match e {
-                0 => 0,
-                e => {
-                    let symbol = (e & 0xffff) as usize;
-                    let class = class_of.get(symbol).map_or(0, |&c| u32::from(c));
-                    let slots = u32::try_from(lengths[symbol]).map_or(LONG_SYMBOL, |l| l.min(LONG_SYMBOL));
-                    symbol as u32 | (e >> 16) << 12 | class << 17 | slots << 21
-                }
-            }));
-            code.fast = Vec::new();
         }
         let decoder = Decoder {
             leaves,
