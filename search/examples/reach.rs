@@ -12,7 +12,10 @@
 //! or with distance bounds), the median width of the bounds, and nodes per second. The sets
 //! are generated once and kept under `target/reach-sets/` (their generation takes a while).
 //!
-//! `cargo run --release -p shogi4-search --example reach -- [POSITIONS] [MS,MS,...] [TABLE_MB] [SETS] [PLAN]`
+//! `cargo run --release -p shogi4-search --example reach -- [POSITIONS] [BUDGET,BUDGET,...] [TABLE_MB] [SETS] [PLAN]`
+//!
+//! A `BUDGET` is milliseconds (`1000`), or nodes with an `n` (`8000000n`): a node budget gives
+//! the same answers on every run, so two variants of the search compare without noise.
 //!
 //! `PLAN` is `default`, `exact` (deepening alone, the search before deep questions) or
 //! `SHARE:BOUND,BOUND,…:ROUNDS:bisect|deepen|keep` (the fields of [`Plan`]; a bound `any` is a
@@ -37,8 +40,9 @@ const SELF_PLAY_NODES: u64 = 1_000_000;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let count: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(1000);
-    let budgets: Vec<u64> =
-        args.get(1).map_or(vec![100, 1000], |a| a.split(',').map(|ms| ms.parse().expect("milliseconds")).collect());
+    let budgets: Vec<Budget> = args
+        .get(1)
+        .map_or(vec![Budget::Millis(100), Budget::Millis(1000)], |a| a.split(',').map(Budget::parse).collect());
     let table_mb: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(64);
     let sets: Vec<String> = args.get(3).map_or(vec!["random".into(), "careful".into(), "selfplay".into()], |a| {
         a.split(',').map(str::to_string).collect()
@@ -75,14 +79,52 @@ fn main() {
     );
     for set in &sets {
         let positions = load_or_generate(set, count);
-        for &ms in &budgets {
-            report(set, &positions, ms, table_mb, &plan);
+        for &budget in &budgets {
+            report(set, &positions, budget, table_mb, &plan);
         }
     }
 }
 
-fn report(set: &str, positions: &[Position], ms: u64, table_mb: usize, plan: &Plan) {
-    let limits = Limits { max_depth: MAX_DEPTH, max_nodes: u64::MAX, time: Some(Duration::from_millis(ms)) };
+/// What each search of a set may spend.
+#[derive(Clone, Copy)]
+enum Budget {
+    /// Wall-clock time: what a user meets, on this machine.
+    Millis(u64),
+    /// Nodes: the same work on every machine and every run, for comparing search variants
+    /// without the noise of a shared machine.
+    Nodes(u64),
+}
+
+impl Budget {
+    /// `1000` is milliseconds, `8000000n` nodes.
+    fn parse(text: &str) -> Budget {
+        match text.strip_suffix('n') {
+            Some(nodes) => Budget::Nodes(nodes.parse().expect("a node count")),
+            None => Budget::Millis(text.parse().expect("milliseconds")),
+        }
+    }
+
+    fn limits(self) -> Limits {
+        match self {
+            Budget::Millis(ms) => {
+                Limits { max_depth: MAX_DEPTH, max_nodes: u64::MAX, time: Some(Duration::from_millis(ms)) }
+            }
+            Budget::Nodes(nodes) => Limits { max_depth: MAX_DEPTH, max_nodes: nodes, time: None },
+        }
+    }
+}
+
+impl std::fmt::Display for Budget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Budget::Millis(ms) => write!(f, "{ms:>5} ms"),
+            Budget::Nodes(nodes) => write!(f, "{nodes} nodes"),
+        }
+    }
+}
+
+fn report(set: &str, positions: &[Position], budget: Budget, table_mb: usize, plan: &Plan) {
+    let limits = budget.limits();
     let started = Instant::now();
     let results: Vec<(Outcome, u64, f64)> = positions
         .par_iter()
@@ -120,7 +162,7 @@ fn report(set: &str, positions: &[Position], ms: u64, table_mb: usize, plan: &Pl
     let busy: f64 = results.iter().map(|r| r.2).sum();
     let share = |n: usize| 100.0 * n as f64 / count as f64;
     println!(
-        "{set:>8} {ms:>5} ms: exact {exact:>4} ({:.1}%), value {valued:>4}/{count} ({:.1}%), median bound width {}; \
+        "{set:>8} {budget}: exact {exact:>4} ({:.1}%), value {valued:>4}/{count} ({:.1}%), median bound width {}; \
          unknown: median depth {}; {:.2} M nodes/s per thread; wall {:.1} s",
         share(exact),
         share(valued),
