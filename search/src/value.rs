@@ -33,6 +33,16 @@
 //! first when the fact table replaces an entry (65.5–66.0%); refutations resting on the path
 //! stored as very large proof numbers instead of not at all (70.5%); a 256 MiB table instead
 //! of 64 (70.5%).
+//!
+//! Tried and dropped later, on the same 200 positions with a budget of 8 M nodes (the same searches
+//! on every run; 137 proven as a value with what is here): weak proof numbers (an AND node's proof
+//! number the largest child's plus one for each other open child, against the overcounting of
+//! transpositions; 50.0% against 64.5% at 1 s, before ε = ¼); a sibling's winning move tried first
+//! (138, and one fewer on the random set); the attacker's moves restricted to threats of the royal,
+//! as two more questions under the root beside the full ones (138, at a third of the speed); drops
+//! counted once per kind, or per four squares, in a node's starting numbers (130, 134); a horizon
+//! of 60 or 120 plies instead of 250 (no change). Of the unproven 62, 24 are proven with eight
+//! times the budget (13 of them losses).
 
 use shogi4_engine::Position;
 
