@@ -41,8 +41,10 @@
 //! (138, and one fewer on the random set); the attacker's moves restricted to threats of the royal,
 //! as two more questions under the root beside the full ones (138, at a third of the speed); drops
 //! counted once per kind, or per four squares, in a node's starting numbers (130, 134); a horizon
-//! of 60 or 120 plies instead of 250 (no change). Of the unproven 62, 24 are proven with eight
-//! times the budget (13 of them losses).
+//! of 60 or 120 plies instead of 250 (no change); a node's starting numbers with its mobility
+//! halved, doubled, quadrupled or squared (131, 138, 133, 120), or none on the winner's side (136);
+//! deepening's share at 0.1 or 0.3 instead of 0.2 (139 and 138, exactly 79 and 83 against 80). Of
+//! the unproven 62, 24 are proven with eight times the budget (13 of them losses).
 
 use shogi4_engine::Position;
 
