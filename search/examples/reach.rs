@@ -109,7 +109,7 @@ impl Budget {
             Budget::Millis(ms) => {
                 Limits { max_depth: MAX_DEPTH, max_nodes: u64::MAX, time: Some(Duration::from_millis(ms)) }
             }
-            Budget::Nodes(nodes) => Limits { max_depth: MAX_DEPTH, max_nodes: nodes, time: None },
+            Budget::Nodes(nodes) => Limits::nodes(nodes),
         }
     }
 }

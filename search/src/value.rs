@@ -35,16 +35,17 @@
 //! of 64 (70.5%).
 //!
 //! Tried and dropped later, on the same 200 positions with a budget of 8 M nodes (the same searches
-//! on every run; 137 proven as a value with what is here): weak proof numbers (an AND node's proof
-//! number the largest child's plus one for each other open child, against the overcounting of
-//! transpositions; 50.0% against 64.5% at 1 s, before ε = ¼); a sibling's winning move tried first
-//! (138, and one fewer on the random set); the attacker's moves restricted to threats of the royal,
-//! as two more questions under the root beside the full ones (138, at a third of the speed); drops
-//! counted once per kind, or per four squares, in a node's starting numbers (130, 134); a horizon
-//! of 60 or 120 plies instead of 250 (no change); a node's starting numbers with its mobility
-//! halved, doubled, quadrupled or squared (131, 138, 133, 120), or none on the winner's side (136);
-//! deepening's share at 0.1 or 0.3 instead of 0.2 (139 and 138, exactly 79 and 83 against 80). Of
-//! the unproven 62, 24 are proven with eight times the budget (13 of them losses).
+//! on every run; 137 proven as a value with what is here): a sibling's winning move tried first
+//! (138, and one fewer on the random set); with that move on, the attacker's moves restricted to
+//! threats of the royal, as two more questions under the root beside the full ones (138 again, at a
+//! third of the speed), and a horizon of 60 or 120 plies instead of 250 (138 again); drops counted
+//! once per kind, or per four squares, in a node's starting numbers (130, 134); a node's starting
+//! numbers with its mobility halved, doubled, quadrupled or squared (131, 138, 133, 120), or none
+//! on the winner's side (136); deepening's share at 0.1 or 0.3 instead of 0.2 (139 and 138, exactly
+//! 79 and 83 against 80). Within 1 s and before ε = ¼ (see `numbers.rs`): weak proof numbers (an
+//! AND node's proof number the largest child's plus one for each other open child, against the
+//! overcounting of transpositions; 50.0% against 64.5%). Of the 62 left unproven with the sibling's
+//! move on, 24 are proven with eight times the budget (13 of them losses).
 
 use shogi4_engine::Position;
 
