@@ -38,7 +38,11 @@
 //! 144 → 145 and 146, self-play 146 → 149, random 167 → 166; within 100 ms careful 94 and 96
 //! → 98 and 97, self-play 117 and 120 → 117 and 118, random 146 and 145 → 148 and 150. (Before
 //! ε = ¼ and the node budgets, skipping them had measured 67.5% against 70.5% within 1 s.)
-//! Keeping "win within 3" alone: careful 146, self-play 145 within 1 s.
+//! Keeping "win within 3" alone: careful 146, self-play 145 within 1 s. Without the loops, at
+//! 8 M nodes (careful / self-play, 145 / 149 as kept): ε = ½ or ⅛ (145 / 148, 143 / 146);
+//! deepening's share 0.1 or 0.3 (146 / 149, 145 / 145); the depth-bounded search's "win within
+//! 5" loop dropped too (144 / 147), and its "loss within 4" as well (147 / 149, but exactly
+//! 75 / 111 against 75 / 115, and a sixth fewer nodes a second).
 //!
 //! Tried and dropped, on the reach script's 200 careful-play positions at 1 s (70.5% proven
 //! as a value with what is here): storing the refutations that rest only on repetitions of
