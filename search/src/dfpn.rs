@@ -213,7 +213,7 @@ impl Prover<'_> {
     /// keeps its royal safe. The frontier of every deep search is made of these questions, so
     /// they skip what a searched node needs (keys, table lookups, numbers) and stop at the
     /// first such move.
-    pub(crate) fn wins_in_three(&mut self, position: &Position) -> bool {
+    fn wins_in_three(&mut self, position: &Position) -> bool {
         let exposes = position.exposure_test();
         for &mv in position.legal_moves().iter() {
             if exposes(mv) {
@@ -238,7 +238,7 @@ impl Prover<'_> {
     /// A win of the side to move, found on the way, is recorded as such (as `settle_refuted`
     /// does for searched nodes): it answers every later question about the position, where
     /// "no loss within 4" would be asked again, deeper, at each iteration.
-    pub(crate) fn loses_in_four(&mut self, position: &Position, key: u128) -> bool {
+    fn loses_in_four(&mut self, position: &Position, key: u128) -> bool {
         if self.wins_in_three(position) {
             self.record(key, |b| b.win_within = b.win_within.min(3));
             return false;
@@ -268,7 +268,7 @@ impl Prover<'_> {
 
     /// "Win within 5": some move leaves the opponent losing within 4. Moves that threaten
     /// the royal are tried first (most such wins start with one); the others after them.
-    pub(crate) fn wins_in_five(&mut self, position: &Position, key: u128) -> bool {
+    fn wins_in_five(&mut self, position: &Position, key: u128) -> bool {
         let exposes = position.exposure_test();
         let mut quiet: ArrayVec<Move, MAX_MOVES> = ArrayVec::new();
         for &mv in position.legal_moves().iter() {
