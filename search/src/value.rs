@@ -45,7 +45,7 @@
 //! 75 / 111 against 75 / 115, and a sixth fewer nodes a second).
 //!
 //! Tried and dropped, on the reach script's 200 careful-play positions at 1 s (70.5% proven
-//! as a value with what is here): storing the refutations that rest only on repetitions of
+//! as a value with what was kept then): storing the refutations that rest only on repetitions of
 //! the node itself or of positions below it (they hold from any path; 69.5%); the short
 //! results' loops extended to "win within 5" (58.5%); proven facts kept
 //! first when the fact table replaces an entry (65.5–66.0%); refutations resting on the path
@@ -53,7 +53,7 @@
 //! of 64 (70.5%).
 //!
 //! Tried and dropped later, on the same 200 positions with a budget of 8 M nodes (the same searches
-//! on every run; 137 proven as a value with what is here): a sibling's winning move tried first
+//! on every run; 137 proven as a value with what was kept then): a sibling's winning move tried first
 //! (138, and one fewer on the random set); with that move on, the attacker's moves restricted to
 //! threats of the royal, as two more questions under the root beside the full ones (138 again, at a
 //! third of the speed), and a horizon of 60 or 120 plies instead of 250 (138 again); drops counted
