@@ -137,7 +137,11 @@ impl Prover<'_> {
             initial: (1, 1),
         });
         for child in &mut children {
-            child.known = self.known(&child.position, child.key, child_depth, child_question);
+            // A safe move's position: its side to move cannot take the royal.
+            child.known = match child_question {
+                Question::Win => self.win_known_without_capture(child.key, child_depth),
+                Question::Loss => self.loss_known_without_capture(&child.position, child.key, child_depth),
+            };
         }
         // A child known to decide the node (a proven loss below a "win?" node, a refuted win
         // below a "loss?" node) settles it in the loop below: no need for the others' numbers.
@@ -315,17 +319,13 @@ impl Prover<'_> {
         match question {
             Question::Win => {
                 let mut slowest = u32::from(has_unsafe_moves);
+                // Safe moves only: no child's side to move can take the royal at once.
                 for child in children {
-                    let win = if child.position.can_capture_royal() {
-                        1
-                    } else {
-                        let known = self.table.get(child.key).win_within;
-                        if known == UNKNOWN {
-                            return;
-                        }
-                        u32::from(known)
-                    };
-                    slowest = slowest.max(win);
+                    let known = self.table.get(child.key).win_within;
+                    if known == UNKNOWN {
+                        return;
+                    }
+                    slowest = slowest.max(u32::from(known));
                 }
                 if children.is_empty() && !has_unsafe_moves {
                     return;

@@ -176,6 +176,13 @@ impl<'t> Prover<'t> {
         if position.can_capture_royal() {
             return Some(true);
         }
+        self.win_known_without_capture(key, d)
+    }
+
+    /// [`Prover::win_known`] of a position whose side to move cannot take the royal (a safe
+    /// move's position: the move kept the royal safe), which the test of that would only find
+    /// again.
+    pub(crate) fn win_known_without_capture(&mut self, key: u128, d: u32) -> Option<bool> {
         let d = if d.is_multiple_of(2) { d.saturating_sub(1) } else { d };
         if d < 3 {
             return Some(false);
@@ -198,6 +205,12 @@ impl<'t> Prover<'t> {
         if position.can_capture_royal() {
             return Some(false);
         }
+        self.loss_known_without_capture(position, key, d)
+    }
+
+    /// [`Prover::loss_known`] of a position whose side to move cannot take the royal (see
+    /// [`Prover::win_known_without_capture`]).
+    pub(crate) fn loss_known_without_capture(&mut self, position: &Position, key: u128, d: u32) -> Option<bool> {
         let d = if d % 2 == 1 { d - 1 } else { d };
         if d < 4 {
             return Some(if d == 2 { !position.has_safe_move() } else { position.has_no_legal_move() });
