@@ -86,11 +86,11 @@ enum Command {
         /// With --hostfile: this process's line in the host file, from 0.
         #[arg(long, requires = "hostfile")]
         process: Option<usize>,
-        /// Write each solved table compressed (format version 3), as `shogi4 compress` does.
+        /// Write each solved table compressed (format version 4), as `shogi4 compress` does.
         #[arg(long, conflicts_with_all = ["cluster", "hostfile"])]
         compress: bool,
     },
-    /// Rewrite tables in the compressed format (version 3): the same values, a fraction of
+    /// Rewrite tables in the compressed format (version 4): the same values, a fraction of
     /// the bytes, still read in place. Each result is checked against its source before it
     /// is written.
     Compress {
@@ -105,7 +105,7 @@ enum Command {
         #[arg(long)]
         plain: bool,
         /// Parts per block of a compressed table, 1 to 16: a read decodes one part, so more
-        /// parts read faster, and each costs two bytes per 512-byte block.
+        /// parts read faster, and each costs 12 bits per 512-byte block.
         #[arg(long, default_value_t = shogi4_tablebase::compressed::DEFAULT_PARTS, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=shogi4_tablebase::compressed::MAX_PARTS as u64))]
         parts: usize,
         /// Worker threads (default: all cores).

@@ -369,7 +369,7 @@ fn compressed_tables_round_trip_through_every_command() {
     assert_eq!(kkcf["material"], "KKCF");
     assert!(kkcf["bytes_after"].as_u64().unwrap() < kkcf["bytes_before"].as_u64().unwrap());
     let info = stdout(&shogi4(&["info", packed.join("KKCF.s4tb").to_str().unwrap()]));
-    assert!(info.contains("version 3, compressed"), "{info}");
+    assert!(info.contains("version 4, compressed"), "{info}");
     assert!(shogi4(&["audit", packed_s]).status.success());
     for tables in [plain_s, packed_s] {
         let probe = shogi4(&["probe", "k3/4/4/K3 b C 1", "--tables", tables, "--json"]);

@@ -1,4 +1,4 @@
-//! Compressed value arrays (format version 3): a grammar of pairs over the value bytes, codes
+//! Compressed value arrays (format version 4): a grammar of pairs over the value bytes, codes
 //! chosen by what came just before, and small fixed-size blocks, each with its own checksum,
 //! so that one value is read by decoding part of one block.
 //!
@@ -37,10 +37,15 @@ const MAX_CODE_BITS: u32 = 24;
 /// Bits of a block.
 const BLOCK_BITS: usize = BLOCK_BYTES * 8;
 /// Parts of a block unless the caller chooses: each part starts afresh, so a read walks at
-/// most one; more parts make shorter reads and cost two bytes more per block each.
+/// most one; more parts make shorter reads and cost 12 bits more per block each.
 pub const DEFAULT_PARTS: usize = 8;
 /// The most parts per block.
 pub const MAX_PARTS: usize = 16;
+/// Bits of a part's start, counted in slots from the previous part's start: a part that would
+/// start further on ends the block instead.
+const START_BITS: u32 = 12;
+/// Bits of a stored code length (at most [`MAX_CODE_BITS`]).
+const LENGTH_BITS: u32 = 5;
 /// Bits of the first-level decoding table of each context.
 const FAST_BITS: u32 = 10;
 /// Pairs made new symbols in one pass over the sequence.
@@ -97,12 +102,13 @@ pub mod layout {
     /// The fixed part's size; the arrays follow, each starting at a multiple of 8: the leaf
     /// bytes (u8 each), the pairs (two u16 per non-leaf symbol), each symbol's class (u8 per
     /// symbol, none when `K` is 0), for each code a bitmap of the symbols it codes (a bit per
-    /// symbol), the code lengths of the coded symbols (u8 each, code after code), the sparse
-    /// index (u32 per entry: the block holding that slot), each group's first slot (u64 per
-    /// group of 32 blocks), directly followed by each block's first slot as an offset from
-    /// its group's (u32) and then by each block's record: its checksum (u32: the low half of
-    /// the XXH3-64 of its bytes) and the slot offsets at which its parts 2 to `P` start (u16
-    /// each, 0 for a part the block does not use); then the blocks.
+    /// symbol), the code lengths of the coded symbols (5 bits each, packed from the lowest bit
+    /// on, code after code), the sparse index (u32 per entry: the block holding that slot),
+    /// each group's first slot (u64 per group of 32 blocks), directly followed by each block's
+    /// first slot as an offset from its group's (u32) and then by each block's record: its
+    /// checksum (u32: the low half of the XXH3-64 of its bytes) and, for its parts 2 to `P`,
+    /// how many slots after the part before each starts (12 bits each, packed as the code
+    /// lengths are, 0 for a part the block does not use); then the blocks.
     pub const FIXED: usize = 72;
 }
 
@@ -238,9 +244,8 @@ pub fn encode(
         out.extend_from_slice(&coded);
     }
     align(&mut out);
-    for l in &contexts.lengths {
-        out.extend(l.iter().filter(|&&b| b > 0).map(|&b| b as u8));
-    }
+    let stored_lengths = contexts.lengths.iter().flat_map(|l| l.iter().copied().filter(|&b| b > 0));
+    out.extend(pack(stored_lengths, LENGTH_BITS));
     align(&mut out);
     sparse.iter().for_each(|b| out.extend_from_slice(&b.to_le_bytes()));
     align(&mut out);
@@ -254,7 +259,7 @@ pub fn encode(
     // Each block's checksum and part starts side by side: a read fetches them together.
     for (b, check) in checks.iter().enumerate() {
         out.extend_from_slice(&check.to_le_bytes());
-        starts[b * (parts - 1)..][..parts - 1].iter().for_each(|m| out.extend_from_slice(&m.to_le_bytes()));
+        out.extend(pack(starts[b * (parts - 1)..][..parts - 1].iter().map(|&m| u32::from(m)), START_BITS));
     }
     align(&mut out);
     let size = (out.len() + blocks.len()) as u64;
@@ -263,6 +268,37 @@ pub fn encode(
     out[layout::INDEX_CHECKSUM..][..8].copy_from_slice(&index_checksum.to_le_bytes());
     out.extend_from_slice(&blocks);
     out
+}
+
+/// `values` of `bits` bits each (each below `2^bits`), packed from the lowest bit of the first
+/// byte on, the last byte padded with zeros.
+fn pack(values: impl Iterator<Item = u32>, bits: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    let (mut word, mut filled) = (0u64, 0u32);
+    for value in values {
+        debug_assert!(value < 1 << bits);
+        word |= u64::from(value) << filled;
+        filled += bits;
+        while filled >= 8 {
+            out.push(word as u8);
+            word >>= 8;
+            filled -= 8;
+        }
+    }
+    if filled > 0 {
+        out.push(word as u8);
+    }
+    out
+}
+
+/// The `index`-th value of `bits` bits (at most 25) packed by [`pack`] from `at` on.
+fn unpack(bytes: &[u8], at: usize, index: usize, bits: u32) -> u32 {
+    let bit = index * bits as usize;
+    let byte = at + bit / 8;
+    let mut word = [0u8; 4];
+    let available = bytes.len().saturating_sub(byte).min(4);
+    word[..available].copy_from_slice(&bytes[byte..byte + available]);
+    (u32::from_le_bytes(word) >> (bit % 8)) & ((1 << bits) - 1)
 }
 
 /// The context of the next symbol: 0 (the code over every symbol) for the first two symbols
@@ -385,8 +421,11 @@ fn regroup(followers: &Followers, classes: usize, mut class_of: Vec<u8>) -> Vec<
 struct Blocks {
     bytes: Vec<u8>,
     first_slots: Vec<u64>,
-    /// Per block, the slot offsets at which its parts after the first start (0: none).
+    /// Per block, for each part after the first, how many slots after the part before it it
+    /// starts (0: the block does not use the part).
     starts: Vec<u16>,
+    /// The slot at which the current part started.
+    part_first: u64,
     parts: usize,
     writer: BitWriter,
     part: usize,
@@ -418,13 +457,16 @@ impl Blocks {
     /// starts at `slot`.
     fn next_part(&mut self, slot: u64) {
         self.since_reset = 0;
-        if let (Some(&first), true) = (self.first_slots.last(), self.part + 1 < self.parts) {
-            // The part's slot offset must fit its field; else the block ends here.
-            if let Ok(start) = u16::try_from(slot - first) {
+        if !self.first_slots.is_empty() && self.part + 1 < self.parts {
+            // The part's start must fit its field; else the block ends here. (A part holds at
+            // least one symbol, so a used part never starts 0 slots after the one before.)
+            let start = slot - self.part_first;
+            if start < 1 << START_BITS {
                 self.part += 1;
+                self.part_first = slot;
                 self.writer.pad_to((self.part * (BLOCK_BITS / self.parts)) as u64);
                 let at = self.starts.len() - (self.parts - 1) + self.part - 1;
-                self.starts[at] = start;
+                self.starts[at] = start as u16;
                 return;
             }
         }
@@ -435,6 +477,7 @@ impl Blocks {
         self.first_slots.push(slot);
         self.starts.extend(std::iter::repeat_n(0, self.parts - 1));
         self.part = 0;
+        self.part_first = slot;
     }
 
     fn finish(mut self) -> (Vec<u8>, Vec<u64>, Vec<u16>) {
@@ -811,12 +854,13 @@ impl Decoder {
         let classes_at = take(if classes > 0 { symbols as u64 } else { 0 })?;
         let bitmap_bytes = symbols.div_ceil(8);
         let coded_at = take((contexts * bitmap_bytes) as u64)?;
-        let entries_at = take(code_entries)?;
+        let entries_at = take((code_entries * u64::from(LENGTH_BITS)).div_ceil(8))?;
+        let entries_end = entries_at + (code_entries as usize * LENGTH_BITS as usize).div_ceil(8);
         let sparse_at = take(4 * sparse_entries)?;
         // The groups' first slots, the blocks' offsets, and each block's record (checksum and
         // part starts), with no gap between them.
         let groups = blocks.div_ceil(GROUP_BLOCKS as u64);
-        let record_bytes = 4 + 2 * (parts - 1);
+        let record_bytes = 4 + (START_BITS as usize * (parts - 1)).div_ceil(8);
         let groups_at = take(8 * groups + 4 * blocks + record_bytes as u64 * blocks)?;
         let offsets_at = groups_at + 8 * groups as usize;
         let records_at = offsets_at + 4 * blocks as usize;
@@ -860,7 +904,7 @@ impl Decoder {
                 if entry >= code_entries as usize {
                     return Err(Malformed("code entries"));
                 }
-                code_lengths[s] = u32::from(bytes[entries_at + entry]);
+                code_lengths[s] = unpack(&bytes[..entries_end], entries_at, entry, LENGTH_BITS);
                 if code_lengths[s] == 0 {
                     return Err(Malformed("code length"));
                 }
@@ -929,13 +973,20 @@ impl Decoder {
     /// none).
     fn starts(&self, bytes: &[u8], block: u64) -> [u64; MAX_PARTS] {
         let at = self.records_at + self.record_bytes * block as usize + 4;
-        std::array::from_fn(|part| {
-            if part == 0 || part >= self.parts {
-                0
-            } else {
-                u64::from(u16_at(bytes, at + 2 * (part - 1)))
+        let record = &bytes[..at + self.record_bytes - 4];
+        let mut starts = [0u64; MAX_PARTS];
+        let mut start = 0u64;
+        for part in 1..self.parts {
+            // Stored as the slots since the part before; 0 for this part and every later one
+            // when the block ended first.
+            let since = unpack(record, at, part - 1, START_BITS);
+            if since == 0 {
+                break;
             }
-        })
+            start += u64::from(since);
+            starts[part] = start;
+        }
+        starts
     }
 
     /// The stored byte of `slot` (for a slot the rules decide, whatever was stored there).

@@ -18,7 +18,7 @@ pub const MAGIC: [u8; 8] = *b"S4TB\r\n\x1a\n";
 pub const VERSION: u32 = 1;
 /// The format version of compressed tables (see [`crate::compressed`]): the same header, and
 /// a compressed section where the value bytes were.
-pub const VERSION_COMPRESSED: u32 = 3;
+pub const VERSION_COMPRESSED: u32 = 4;
 /// The value encoding this code reads and writes.
 pub const VALUE_ENCODING: u32 = 1;
 /// The XXH3-64 checksum (the header field) of the table this project's solver writes for

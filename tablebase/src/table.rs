@@ -56,7 +56,7 @@ impl<B: AsRef<[u8]>> Table<B> {
         self.bytes.as_ref()
     }
 
-    /// Whether the table is compressed (format version 3).
+    /// Whether the table is compressed (format version 4).
     pub fn is_compressed(&self) -> bool {
         self.decoder.is_some()
     }
@@ -228,7 +228,7 @@ impl<B: AsRef<[u8]>> Table<B> {
         Some((dtw, self.index.position_at(slot)))
     }
 
-    /// The same table as a compressed file (format version 3), whole: every value the same,
+    /// The same table as a compressed file (format version 4), whole: every value the same,
     /// overflow distances included. Works from a plain or a compressed table.
     pub fn to_compressed(&self, progress: &dyn crate::Progress) -> Result<Vec<u8>, FormatError> {
         self.to_compressed_in_parts(crate::compressed::DEFAULT_PARTS, progress)

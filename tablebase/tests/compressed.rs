@@ -1,4 +1,4 @@
-//! Compressed tables (format version 3) against the plain tables they come from: every slot,
+//! Compressed tables (format version 4) against the plain tables they come from: every slot,
 //! every probe, the audit, overflow distances, and damage that must never become a wrong
 //! answer.
 
@@ -75,7 +75,7 @@ fn every_part_count_reads_the_same_values() {
     }
 }
 
-/// Long runs of a few values, so that a part's slots outgrow its 16-bit start and blocks end
+/// Long runs of a few values, so that a part's slots outgrow its 12-bit start and blocks end
 /// early: every byte still reads back, by slot and whole.
 #[test]
 fn runs_past_a_part_start_field_read_back() {

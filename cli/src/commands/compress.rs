@@ -1,4 +1,4 @@
-//! `shogi4 compress`: tables rewritten in the compressed format (version 3), with the same
+//! `shogi4 compress`: tables rewritten in the compressed format (version 4), with the same
 //! values (or, with `--plain`, back in version 1); and the same step after
 //! `shogi4 solve --compress`.
 
@@ -17,7 +17,7 @@ use crate::progress::Bar;
 pub enum Form {
     /// Version 1, one byte per slot.
     Plain,
-    /// Version 3, with this many parts per block.
+    /// Version 4, with this many parts per block.
     Compressed {
         /// Parts per block.
         parts: usize,
