@@ -147,10 +147,11 @@ pub fn encode(
     drop(filled);
     let mut pairs: Vec<(u16, u16)> = Vec::new();
     let mut lengths = vec![1u64; leaves.len()];
+    let mut counts = Vec::new();
     progress.phase("grammar of pairs", (MAX_SYMBOLS - leaves.len()) as u64);
     while lengths.len() < MAX_SYMBOLS {
         let symbols = lengths.len();
-        let chosen = most_frequent_pairs(&sequence, &lengths, (MAX_SYMBOLS - symbols).min(PAIRS_PER_PASS));
+        let chosen = most_frequent_pairs(&sequence, &lengths, (MAX_SYMBOLS - symbols).min(PAIRS_PER_PASS), &mut counts);
         if chosen.is_empty() {
             break;
         }
@@ -367,7 +368,8 @@ impl Contexts {
                 .map(|(c, l)| c.iter().zip(l).map(|(&n, &b)| n * u64::from(b)).sum::<u64>())
                 .sum();
             let entries: u64 = lengths.iter().map(|l| l.iter().filter(|&&b| b > 0).count() as u64).sum();
-            let bytes = bits / 8 + entries + (contexts * symbols.div_ceil(8)) as u64 + class_of.len() as u64;
+            let stored_lengths = (entries * u64::from(LENGTH_BITS)).div_ceil(8);
+            let bytes = bits / 8 + stored_lengths + (contexts * symbols.div_ceil(8)) as u64 + class_of.len() as u64;
             if best.as_ref().is_none_or(|(b, _)| bytes < *b) {
                 best = Some((bytes, Contexts { classes, class_of, lengths }));
             }
@@ -492,35 +494,26 @@ impl Blocks {
 /// [`MIN_PAIR_COUNT`] times and standing for at most [`MAX_SYMBOL_SLOTS`] slots, no two
 /// sharing a symbol (so that replacing them all in one pass counts what was counted). Runs
 /// `aaaa` count as two `aa`, not three. `lengths` has the slots of every symbol so far: the
-/// counts are one dense array of its length squared.
-fn most_frequent_pairs(sequence: &[u16], lengths: &[u64], wanted: usize) -> Vec<(u16, u16)> {
+/// counts are one dense array of its length squared, in `counts` (the caller's, reused from
+/// pass to pass).
+fn most_frequent_pairs(sequence: &[u16], lengths: &[u64], wanted: usize, counts: &mut Vec<u32>) -> Vec<(u16, u16)> {
     let symbols = lengths.len();
     // A long sequence is counted on an evenly spread sample of its chunks, which picks the
-    // same frequent pairs at a fraction of the cost.
+    // same frequent pairs at a fraction of the cost. Counted in one thread: a few million
+    // pairs take milliseconds, while an array per parallel job (tens of megabytes each,
+    // zeroed, then summed) took longer than the counting itself.
     let stride = (sequence.len() / COUNTED_SYMBOLS).max(1);
-    let counts = sequence
-        .par_chunks(COUNT_CHUNK)
-        .enumerate()
-        .filter(|(i, _)| i % stride == 0)
-        .map(|(_, chunk)| chunk)
-        .fold(
-            || vec![0u32; symbols * symbols],
-            |mut counts, chunk| {
-                let mut i = 0;
-                while i + 1 < chunk.len() {
-                    let (a, b) = (chunk[i], chunk[i + 1]);
-                    counts[usize::from(a) * symbols + usize::from(b)] += 1;
-                    // Within a run, pairs do not overlap.
-                    i += if a == b && chunk.get(i + 2) == Some(&a) { 2 } else { 1 };
-                }
-                counts
-            },
-        )
-        .reduce_with(|mut a, b| {
-            a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-            a
-        })
-        .unwrap_or_default();
+    counts.clear();
+    counts.resize(symbols * symbols, 0);
+    for chunk in sequence.chunks(COUNT_CHUNK).step_by(stride) {
+        let mut i = 0;
+        while i + 1 < chunk.len() {
+            let (a, b) = (chunk[i], chunk[i + 1]);
+            counts[usize::from(a) * symbols + usize::from(b)] += 1;
+            // Within a run, pairs do not overlap.
+            i += if a == b && chunk.get(i + 2) == Some(&a) { 2 } else { 1 };
+        }
+    }
     let mut ranked: Vec<(u32, u32)> =
         counts.iter().enumerate().filter(|&(_, &n)| n >= MIN_PAIR_COUNT).map(|(pair, &n)| (pair as u32, n)).collect();
     ranked.sort_unstable_by_key(|&(pair, n)| (std::cmp::Reverse(n), pair));
