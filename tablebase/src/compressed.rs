@@ -962,14 +962,14 @@ impl Decoder {
             .saturating_add(u64::from(u32_at(bytes, self.offsets_at + 4 * block as usize)))
     }
 
-    /// The slot offsets at which `block`'s parts start, the first's 0 (0 for a later part:
-    /// none).
+    /// The slot offsets, from its first slot, at which `block`'s parts start: the first's 0,
+    /// and 0 for a later part the block does not use.
     fn starts(&self, bytes: &[u8], block: u64) -> [u64; MAX_PARTS] {
         let at = self.records_at + self.record_bytes * block as usize + 4;
         let record = &bytes[..at + self.record_bytes - 4];
         let mut starts = [0u64; MAX_PARTS];
         let mut start = 0u64;
-        for part in 1..self.parts {
+        for (part, slot) in starts.iter_mut().enumerate().take(self.parts).skip(1) {
             // Stored as the slots since the part before; 0 for this part and every later one
             // when the block ended first.
             let since = unpack(record, at, part - 1, START_BITS);
@@ -977,7 +977,7 @@ impl Decoder {
                 break;
             }
             start += u64::from(since);
-            starts[part] = start;
+            *slot = start;
         }
         starts
     }
