@@ -46,16 +46,17 @@
 //!
 //! **Children's numbers from the table.** When a node is expanded, each open child takes its
 //! numbers from the number table, and only a child without an entry has its moves counted for
-//! starting numbers. At each step of the expansion's loop the open children's entries are read
-//! again, and a child whose entry says refuted is marked refuted whatever the path, since only
-//! such refutations are stored. Before, a transposed refutation read as an open child with a
-//! disproof number of 0, so its parent's refutation counted as the path's own and was not
-//! stored. A safe move's position is not asked whether it can take the royal: the move kept the
-//! royal safe (in `dfpn.rs` too). At 8 M nodes: careful 145 → 145, random 167 → 168, self-play
-//! 149 → 149; at 2 M nodes careful 121 → 122; 2% more nodes a second. Reading the entries only
-//! when the node is expanded, not at every step, was 4.5% faster a node but proved one fewer
-//! at 8 M nodes on careful and random (144, 167); within 1 s it gave 146 against 144 in one
-//! run, within the noise, so the reads stay.
+//! starting numbers. After each child's expansion the open children's entries are read again
+//! (the expansion may have changed them through transpositions), and a child whose entry says
+//! refuted is marked refuted whatever the path, since only such refutations are stored.
+//! Before, a transposed refutation read as an open child with a disproof number of 0, so its
+//! parent's refutation counted as the path's own and was not stored. A safe move's position
+//! is not asked whether it can take the royal: the move kept the royal safe (in `dfpn.rs`
+//! too). At 8 M nodes: careful 145 → 145, random 167 → 168, self-play 149 → 149; at 2 M nodes
+//! careful 121 → 122; 2% more nodes a second. Reading the entries only when the node is
+//! expanded, not after each child's expansion, was 4.5% faster a node but proved one fewer at
+//! 8 M nodes on careful and random (144, 167); within 1 s it gave 146 against 144 in one run,
+//! within the noise, so the reads stay.
 //!
 //! Tried and dropped in the same round: the children of recently expanded nodes kept for
 //! their re-entries (direct-mapped, 8,192 families a search; only 27% of expansions found
@@ -305,12 +306,7 @@ impl Prover<'_> {
             if child.known.is_some() {
                 continue;
             }
-            if let Some(numbers) = self.numbers.get(child.key, slot(child_question)) {
-                // Refuted whatever the path: only such refutations are stored (proofs are facts).
-                if numbers.1 == 0 {
-                    child.known = Some(Known::Refuted);
-                }
-                child.numbers = numbers;
+            if self.recorded_numbers(child, child_question) {
                 continue;
             }
             let counts = child.position.move_counts();
@@ -354,14 +350,6 @@ impl Prover<'_> {
     ) -> Result<Expanded, Aborted> {
         let child_question = question.next();
         loop {
-            for child in children.iter_mut().filter(|child| child.known.is_none()) {
-                if let Some(numbers) = self.numbers.get(child.key, slot(child_question)) {
-                    child.numbers = numbers;
-                    if numbers.1 == 0 {
-                        child.known = Some(Known::Refuted);
-                    }
-                }
-            }
             let numbers = children.iter().map(|child| match child.known {
                 Some(known) => (Expanded::of(known).numbers(), false),
                 None => (child.numbers, true),
@@ -409,6 +397,24 @@ impl Prover<'_> {
                 (_, 0) => Some(Known::Refuted),
                 _ => None,
             };
+            // The expansion may have changed its siblings' entries too (transpositions).
+            for child in children.iter_mut().filter(|child| child.known.is_none()) {
+                self.recorded_numbers(child, child_question);
+            }
         }
+    }
+
+    /// Takes `child`'s numbers for `question` from the number table; `false` when it has no
+    /// entry. A stored refutation holds whatever the path: only such refutations are stored
+    /// (proofs are facts, in the other table).
+    fn recorded_numbers(&self, child: &mut Child, question: Question) -> bool {
+        let Some(numbers) = self.numbers.get(child.key, slot(question)) else {
+            return false;
+        };
+        child.numbers = numbers;
+        if numbers.1 == 0 {
+            child.known = Some(Known::Refuted);
+        }
+        true
     }
 }
