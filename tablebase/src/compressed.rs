@@ -292,6 +292,11 @@ fn pack(values: impl Iterator<Item = u32>, bits: u32) -> Vec<u8> {
     out
 }
 
+/// The bytes [`pack`] writes for `count` values of `bits` bits.
+fn packed_bytes(count: usize, bits: u32) -> usize {
+    (count * bits as usize).div_ceil(8)
+}
+
 /// The `index`-th value of `bits` bits (at most 25) packed by [`pack`] from `at` on.
 fn unpack(bytes: &[u8], at: usize, index: usize, bits: u32) -> u32 {
     let bit = index * bits as usize;
@@ -368,7 +373,7 @@ impl Contexts {
                 .map(|(c, l)| c.iter().zip(l).map(|(&n, &b)| n * u64::from(b)).sum::<u64>())
                 .sum();
             let entries: u64 = lengths.iter().map(|l| l.iter().filter(|&&b| b > 0).count() as u64).sum();
-            let stored_lengths = (entries * u64::from(LENGTH_BITS)).div_ceil(8);
+            let stored_lengths = packed_bytes(entries as usize, LENGTH_BITS) as u64;
             let bytes = bits / 8 + stored_lengths + (contexts * symbols.div_ceil(8)) as u64 + class_of.len() as u64;
             if best.as_ref().is_none_or(|(b, _)| bytes < *b) {
                 best = Some((bytes, Contexts { classes, class_of, lengths }));
@@ -847,13 +852,14 @@ impl Decoder {
         let classes_at = take(if classes > 0 { symbols as u64 } else { 0 })?;
         let bitmap_bytes = symbols.div_ceil(8);
         let coded_at = take((contexts * bitmap_bytes) as u64)?;
-        let entries_at = take((code_entries * u64::from(LENGTH_BITS)).div_ceil(8))?;
-        let entries_end = entries_at + (code_entries as usize * LENGTH_BITS as usize).div_ceil(8);
+        let lengths_bytes = packed_bytes(code_entries as usize, LENGTH_BITS);
+        let entries_at = take(lengths_bytes as u64)?;
+        let entries_end = entries_at + lengths_bytes;
         let sparse_at = take(4 * sparse_entries)?;
         // The groups' first slots, the blocks' offsets, and each block's record (checksum and
         // part starts), with no gap between them.
         let groups = blocks.div_ceil(GROUP_BLOCKS as u64);
-        let record_bytes = 4 + (START_BITS as usize * (parts - 1)).div_ceil(8);
+        let record_bytes = 4 + packed_bytes(parts - 1, START_BITS);
         let groups_at = take(8 * groups + 4 * blocks + record_bytes as u64 * blocks)?;
         let offsets_at = groups_at + 8 * groups as usize;
         let records_at = offsets_at + 4 * blocks as usize;
