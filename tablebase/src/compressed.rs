@@ -348,40 +348,41 @@ impl Contexts {
         for &(_, b) in pairs {
             last_leaf.push(last_leaf[usize::from(b)]);
         }
-        let mut best: Option<(u64, Contexts)> = None;
-        for &classes in &CLASS_CHOICES {
-            let class_of = if classes == 0 {
-                Vec::new()
-            } else {
-                regroup(&followers, classes, last_leaf.iter().map(|&l| (l % classes) as u8).collect())
-            };
-            let contexts = 1 + classes * classes;
-            let mut counts = vec![0u64; contexts * symbols];
-            for &s in sequence {
-                counts[usize::from(s)] += 1;
-            }
-            if classes > 0 {
-                for w in sequence.windows(3) {
-                    counts[context_of(2, w[1], w[0], &class_of, classes) * symbols + usize::from(w[2])] += 1;
+        // The choices are independent: tried in parallel, the first smallest kept.
+        let tried: Vec<(u64, Contexts)> = CLASS_CHOICES
+            .par_iter()
+            .map(|&classes| {
+                let class_of = if classes == 0 {
+                    Vec::new()
+                } else {
+                    regroup(&followers, classes, last_leaf.iter().map(|&l| (l % classes) as u8).collect())
+                };
+                let contexts = 1 + classes * classes;
+                let mut counts = vec![0u64; contexts * symbols];
+                for &s in sequence {
+                    counts[usize::from(s)] += 1;
                 }
-            }
-            let lengths: Vec<Vec<u32>> = counts.chunks(symbols).map(huffman_lengths).collect();
-            let bits: u64 = counts
-                .chunks(symbols)
-                .zip(&lengths)
-                .skip(usize::from(classes > 0))
-                .map(|(c, l)| c.iter().zip(l).map(|(&n, &b)| n * u64::from(b)).sum::<u64>())
-                .sum();
-            let entries: u64 = lengths.iter().map(|l| l.iter().filter(|&&b| b > 0).count() as u64).sum();
-            let stored_lengths = packed_bytes(entries as usize, LENGTH_BITS) as u64;
-            let bytes = bits / 8 + stored_lengths + (contexts * symbols.div_ceil(8)) as u64 + class_of.len() as u64;
-            if best.as_ref().is_none_or(|(b, _)| bytes < *b) {
-                best = Some((bytes, Contexts { classes, class_of, lengths }));
-            }
-            progress.advance(1);
-        }
+                if classes > 0 {
+                    for w in sequence.windows(3) {
+                        counts[context_of(2, w[1], w[0], &class_of, classes) * symbols + usize::from(w[2])] += 1;
+                    }
+                }
+                let lengths: Vec<Vec<u32>> = counts.chunks(symbols).map(huffman_lengths).collect();
+                let bits: u64 = counts
+                    .chunks(symbols)
+                    .zip(&lengths)
+                    .skip(usize::from(classes > 0))
+                    .map(|(c, l)| c.iter().zip(l).map(|(&n, &b)| n * u64::from(b)).sum::<u64>())
+                    .sum();
+                let entries: u64 = lengths.iter().map(|l| l.iter().filter(|&&b| b > 0).count() as u64).sum();
+                let stored_lengths = packed_bytes(entries as usize, LENGTH_BITS) as u64;
+                let bytes = bits / 8 + stored_lengths + (contexts * symbols.div_ceil(8)) as u64 + class_of.len() as u64;
+                progress.advance(1);
+                (bytes, Contexts { classes, class_of, lengths })
+            })
+            .collect();
         progress.finish_phase();
-        best.expect("at least one choice").1
+        tried.into_iter().min_by_key(|(bytes, _)| *bytes).expect("at least one choice").1
     }
 }
 
