@@ -38,7 +38,7 @@
 //!   whole compression as kept (same machine and day), in 7.8 GB against 2.6, since every pass
 //!   still walks all the runs of a long sequence.
 //! - The pair counts cleared and ranked through a list of the pairs a pass counted, instead of
-//!   clearing and scanning the whole array: the same bytes, but slower (`KKCFR` 7.8, 7.8 and
+//!   clearing and scanning the whole array: the same bytes, but slower (`KKCFR` 8.8, 7.8 and
 //!   10.4 s as kept against 10.0, 11.3 and 13.0 s with the list, alternating runs on a loaded
 //!   machine): the test on each increment costs more than the sweep it saves.
 
