@@ -365,6 +365,11 @@ impl Contexts {
         for &(_, b) in pairs {
             last_leaf.push(last_leaf[usize::from(b)]);
         }
+        // How often each symbol occurs: the fresh parts' code, whatever the classes.
+        let mut totals = vec![0u64; symbols];
+        for &s in sequence {
+            totals[usize::from(s)] += 1;
+        }
         // The choices are independent: tried in parallel, the first smallest kept.
         let tried: Vec<(u64, Contexts)> = CLASS_CHOICES
             .par_iter()
@@ -376,9 +381,7 @@ impl Contexts {
                 };
                 let contexts = 1 + classes * classes;
                 let mut counts = vec![0u64; contexts * symbols];
-                for &s in sequence {
-                    counts[usize::from(s)] += 1;
-                }
+                counts[..symbols].copy_from_slice(&totals);
                 if classes > 0 {
                     for w in sequence.windows(3) {
                         counts[context_of(2, w[1], w[0], &class_of, classes) * symbols + usize::from(w[2])] += 1;
