@@ -69,6 +69,11 @@ const FAST_BITS: u32 = 10;
 const PAIRS_PER_PASS: usize = 48;
 /// Symbols per chunk when counting and replacing pairs in parallel.
 const COUNT_CHUNK: usize = 1 << 20;
+/// Symbols per stretch or piece of a chunk, about, when its pairs are counted or replaced in
+/// parallel.
+const STRETCH_SYMBOLS: usize = 1 << 17;
+/// First symbols per parallel job when ranking the counted pairs.
+const RANKED_FIRSTS: usize = 256;
 /// Symbols counted at most in one pass: a longer sequence is counted on a sample.
 const COUNTED_SYMBOLS: usize = 1 << 23;
 /// A pair becomes a symbol only if it occurs this often (fewer do not pay for their rule).
@@ -164,11 +169,10 @@ pub fn encode(
     drop(filled);
     let mut pairs: Vec<(u16, u16)> = Vec::new();
     let mut lengths = vec![1u64; leaves.len()];
-    let mut counts = Vec::new();
     progress.phase("grammar of pairs", (MAX_SYMBOLS - leaves.len()) as u64);
     while lengths.len() < MAX_SYMBOLS {
         let symbols = lengths.len();
-        let chosen = most_frequent_pairs(&sequence, &lengths, (MAX_SYMBOLS - symbols).min(PAIRS_PER_PASS), &mut counts);
+        let chosen = most_frequent_pairs(&sequence, &lengths, (MAX_SYMBOLS - symbols).min(PAIRS_PER_PASS));
         if chosen.is_empty() {
             break;
         }
@@ -519,29 +523,10 @@ impl Blocks {
 /// Up to `wanted` pairs of adjacent symbols, most frequent first, each occurring at least
 /// [`MIN_PAIR_COUNT`] times and standing for at most [`MAX_SYMBOL_SLOTS`] slots, no two
 /// sharing a symbol (so that replacing them all in one pass counts what was counted). Runs
-/// `aaaa` count as two `aa`, not three. `lengths` has the slots of every symbol so far: the
-/// counts are one dense array of its length squared, in `counts` (the caller's, reused from
-/// pass to pass).
-fn most_frequent_pairs(sequence: &[u16], lengths: &[u64], wanted: usize, counts: &mut Vec<u32>) -> Vec<(u16, u16)> {
+/// `aaaa` count as two `aa`, not three. `lengths` has the slots of every symbol so far.
+fn most_frequent_pairs(sequence: &[u16], lengths: &[u64], wanted: usize) -> Vec<(u16, u16)> {
     let symbols = lengths.len();
-    // A long sequence is counted on an evenly spread sample of its chunks, which picks the
-    // same frequent pairs at a fraction of the cost. Counted in one thread: a few million
-    // pairs take milliseconds, while an array per parallel job (tens of megabytes each,
-    // zeroed, then summed) took longer than the counting itself.
-    let stride = (sequence.len() / COUNTED_SYMBOLS).max(1);
-    counts.clear();
-    counts.resize(symbols * symbols, 0);
-    for chunk in sequence.chunks(COUNT_CHUNK).step_by(stride) {
-        let mut i = 0;
-        while i + 1 < chunk.len() {
-            let (a, b) = (chunk[i], chunk[i + 1]);
-            counts[usize::from(a) * symbols + usize::from(b)] += 1;
-            // Within a run, pairs do not overlap.
-            i += if a == b && chunk.get(i + 2) == Some(&a) { 2 } else { 1 };
-        }
-    }
-    let mut ranked: Vec<(u32, u32)> =
-        counts.iter().enumerate().filter(|&(_, &n)| n >= MIN_PAIR_COUNT).map(|(pair, &n)| (pair as u32, n)).collect();
+    let mut ranked = counted_pairs(sequence, symbols);
     ranked.sort_unstable_by_key(|&(pair, n)| (std::cmp::Reverse(n), pair));
     let mut taken = vec![false; symbols];
     let mut chosen = Vec::new();
@@ -563,36 +548,151 @@ fn most_frequent_pairs(sequence: &[u16], lengths: &[u64], wanted: usize, counts:
     chosen
 }
 
-/// The sequence with every chosen pair replaced by its symbol, left to right within chunks
-/// of [`COUNT_CHUNK`] symbols (replaced in parallel; a pair across two chunks stays apart);
-/// `after[a]` is the pair that starts with `a` (no two chosen pairs share a symbol), as
-/// (second, new symbol).
-fn replace_pairs(sequence: &mut Vec<u16>, after: &[Option<(u16, u16)>]) {
-    let kept: Vec<usize> = sequence.par_chunks_mut(COUNT_CHUNK).map(|chunk| replace_in_chunk(chunk, after)).collect();
-    // Close the gaps the chunks left behind.
-    let mut end = 0;
-    for (i, kept) in kept.into_iter().enumerate() {
-        sequence.copy_within(i * COUNT_CHUNK..i * COUNT_CHUNK + kept, end);
-        end += kept;
-    }
-    sequence.truncate(end);
+/// Every pair of adjacent symbols (`a·symbols + b`) that occurs at least [`MIN_PAIR_COUNT`]
+/// times in the counted chunks, with its count, in no particular order.
+fn counted_pairs(sequence: &[u16], symbols: usize) -> Vec<(u32, u32)> {
+    // A long sequence is counted on an evenly spread sample of its chunks, which picks the
+    // same frequent pairs at a fraction of the cost. The pairs are counted grouped by their
+    // first symbol: each stretch sorts its pairs' second symbols into one group per first
+    // symbol, and then each first symbol's groups are counted in an array of one row, which
+    // stays in the cache. (Counting into one dense array of every pair, its length squared,
+    // missed the cache on most increments and took most of a small table's compression.)
+    let stretches: Vec<Stretch> = sequence
+        .chunks(COUNT_CHUNK)
+        .step_by((sequence.len() / COUNTED_SYMBOLS).max(1))
+        .flat_map(Stretch::split)
+        .collect();
+    let grouped: Vec<(Vec<u32>, Vec<u16>)> = stretches
+        .par_iter()
+        .map(|stretch| {
+            let mut group_end = vec![0u32; symbols + 1];
+            stretch.for_each_pair(|a, _| group_end[usize::from(a) + 1] += 1);
+            for a in 0..symbols {
+                group_end[a + 1] += group_end[a];
+            }
+            let mut seconds = vec![0u16; group_end[symbols] as usize];
+            let mut next = group_end.clone();
+            stretch.for_each_pair(|a, b| {
+                seconds[next[usize::from(a)] as usize] = b;
+                next[usize::from(a)] += 1;
+            });
+            (group_end, seconds)
+        })
+        .collect();
+    let firsts: Vec<usize> = (0..symbols).collect();
+    firsts
+        .par_chunks(RANKED_FIRSTS)
+        .flat_map_iter(|firsts| {
+            let mut row = vec![0u32; symbols];
+            let mut ranked = Vec::new();
+            for &a in firsts {
+                let groups =
+                    || grouped.iter().flat_map(|(end, seconds)| &seconds[end[a] as usize..end[a + 1] as usize]);
+                groups().for_each(|&b| row[usize::from(b)] += 1);
+                for &b in groups() {
+                    let n = std::mem::take(&mut row[usize::from(b)]);
+                    if n >= MIN_PAIR_COUNT {
+                        ranked.push(((a * symbols + usize::from(b)) as u32, n));
+                    }
+                }
+            }
+            ranked
+        })
+        .collect()
 }
 
-/// Replaces the chosen pairs of `chunk` in place, left to right; returns how many symbols
+/// Part of a counted chunk whose pairs can be counted apart from the rest of the chunk: it
+/// starts at the chunk's start or where the symbol changes, so a walk of the whole chunk (in
+/// which pairs within a run do not overlap) pairs the same symbols in it.
+struct Stretch<'a> {
+    chunk: &'a [u16],
+    start: usize,
+    end: usize,
+}
+
+impl<'a> Stretch<'a> {
+    /// The chunk in stretches of about [`STRETCH_SYMBOLS`] symbols, each ending where the
+    /// symbol changes (a walk never leaps from within a run over that change).
+    fn split(chunk: &'a [u16]) -> Vec<Stretch<'a>> {
+        let mut stretches = Vec::new();
+        let mut start = 0;
+        while start < chunk.len() {
+            let mut end = (start + STRETCH_SYMBOLS).min(chunk.len());
+            while end < chunk.len() && chunk[end - 1] == chunk[end] {
+                end += 1;
+            }
+            stretches.push(Stretch { chunk, start, end });
+            start = end;
+        }
+        stretches
+    }
+
+    /// Calls `visit` with every pair that starts in the stretch; within a run, pairs do not
+    /// overlap (`aaaa` is two `aa`).
+    fn for_each_pair(&self, mut visit: impl FnMut(u16, u16)) {
+        let chunk = self.chunk;
+        let mut i = self.start;
+        while i < self.end && i + 1 < chunk.len() {
+            let (a, b) = (chunk[i], chunk[i + 1]);
+            visit(a, b);
+            i += if a == b && chunk.get(i + 2) == Some(&a) { 2 } else { 1 };
+        }
+    }
+}
+
+/// The sequence with every chosen pair replaced by its symbol, left to right within chunks
+/// of [`COUNT_CHUNK`] symbols (a pair across two chunks stays apart); `after[a]` is the pair
+/// that starts with `a` (no two chosen pairs share a symbol), as (second, new symbol).
+fn replace_pairs(sequence: &mut Vec<u16>, after: &[Option<(u16, u16)>]) {
+    // The chunks are replaced in parallel pieces of about [`STRETCH_SYMBOLS`] symbols, each
+    // ending after a symbol that starts no chosen pair: a walk of the whole chunk cannot
+    // take that symbol and the next one together, so it replaces each piece as the piece's
+    // own walk does.
+    let mut ends = Vec::new();
+    for (c, chunk) in sequence.chunks(COUNT_CHUNK).enumerate() {
+        let mut start = 0;
+        while start < chunk.len() {
+            let mut end = (start + STRETCH_SYMBOLS).min(chunk.len());
+            while end < chunk.len() && after[usize::from(chunk[end - 1])].is_some() {
+                end += 1;
+            }
+            ends.push(c * COUNT_CHUNK + end);
+            start = end;
+        }
+    }
+    let mut pieces = Vec::with_capacity(ends.len());
+    let (mut rest, mut at) = (&mut sequence[..], 0);
+    for &end in &ends {
+        let (piece, tail) = rest.split_at_mut(end - at);
+        pieces.push(piece);
+        (rest, at) = (tail, end);
+    }
+    let kept: Vec<usize> = pieces.into_par_iter().map(|piece| replace_in_piece(piece, after)).collect();
+    // Close the gaps the pieces left behind.
+    let (mut start, mut written) = (0, 0);
+    for (&end, kept) in ends.iter().zip(kept) {
+        sequence.copy_within(start..start + kept, written);
+        written += kept;
+        start = end;
+    }
+    sequence.truncate(written);
+}
+
+/// Replaces the chosen pairs of `piece` in place, left to right; returns how many symbols
 /// remain (at its start).
-fn replace_in_chunk(chunk: &mut [u16], after: &[Option<(u16, u16)>]) -> usize {
+fn replace_in_piece(piece: &mut [u16], after: &[Option<(u16, u16)>]) -> usize {
     let (mut read, mut write) = (0, 0);
-    while read < chunk.len() {
-        let symbol = chunk[read];
-        if let (Some((b, s)), Some(&next)) = (after[usize::from(symbol)], chunk.get(read + 1)) {
+    while read < piece.len() {
+        let symbol = piece[read];
+        if let (Some((b, s)), Some(&next)) = (after[usize::from(symbol)], piece.get(read + 1)) {
             if next == b {
-                chunk[write] = s;
+                piece[write] = s;
                 write += 1;
                 read += 2;
                 continue;
             }
         }
-        chunk[write] = symbol;
+        piece[write] = symbol;
         write += 1;
         read += 1;
     }
@@ -1166,5 +1266,91 @@ impl Decoder {
             })
             .collect::<Result<_, _>>()?;
         Ok(parts.concat())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The grammar's parallel counting and replacing against plain left-to-right walks of each
+    //! chunk, on sequences whose runs cross the stretches' and pieces' ends.
+
+    use super::*;
+
+    /// A sequence of `len` symbols below `symbols`, with runs of 1 to 40.
+    fn runs(len: usize, symbols: u16, mut seed: u64) -> Vec<u16> {
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut sequence = Vec::with_capacity(len);
+        while sequence.len() < len {
+            let symbol = (next() % u64::from(symbols)) as u16;
+            let run = (1 + next() % 40) as usize;
+            sequence.extend(std::iter::repeat_n(symbol, run.min(len - sequence.len())));
+        }
+        sequence
+    }
+
+    /// Every pair's count, one walk per chunk, as [`most_frequent_pairs`] must count them.
+    fn counted_plainly(sequence: &[u16], symbols: usize) -> Vec<u32> {
+        let mut counts = vec![0u32; symbols * symbols];
+        for chunk in sequence.chunks(COUNT_CHUNK).step_by((sequence.len() / COUNTED_SYMBOLS).max(1)) {
+            let mut i = 0;
+            while i + 1 < chunk.len() {
+                let (a, b) = (chunk[i], chunk[i + 1]);
+                counts[usize::from(a) * symbols + usize::from(b)] += 1;
+                i += if a == b && chunk.get(i + 2) == Some(&a) { 2 } else { 1 };
+            }
+        }
+        counts
+    }
+
+    #[test]
+    fn pairs_are_counted_as_one_walk_of_each_chunk_would() {
+        for (seed, symbols) in [(1, 3usize), (2, 5), (3, 40)] {
+            let sequence = runs(2 * COUNT_CHUNK + 12_345, symbols as u16, seed);
+            let plain = counted_plainly(&sequence, symbols);
+            let mut expected: Vec<(u32, u32)> =
+                (0..plain.len()).filter(|&p| plain[p] >= MIN_PAIR_COUNT).map(|p| (p as u32, plain[p])).collect();
+            let mut counted = counted_pairs(&sequence, symbols);
+            counted.sort_unstable();
+            expected.sort_unstable();
+            assert!(!expected.is_empty());
+            assert_eq!(counted, expected, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn pairs_are_replaced_as_one_walk_of_each_chunk_would() {
+        for (seed, symbols) in [(1, 3u16), (2, 5), (3, 40)] {
+            let sequence = runs(2 * COUNT_CHUNK + 12_345, symbols, seed);
+            let chosen = most_frequent_pairs(&sequence, &vec![1; usize::from(symbols)], 4);
+            assert!(!chosen.is_empty());
+            let mut after = vec![None; usize::from(symbols)];
+            for (i, &(a, b)) in chosen.iter().enumerate() {
+                after[usize::from(a)] = Some((b, symbols + i as u16));
+            }
+            let mut replaced = sequence.clone();
+            replace_pairs(&mut replaced, &after);
+            let mut plain = Vec::new();
+            for chunk in sequence.chunks(COUNT_CHUNK) {
+                let mut i = 0;
+                while i < chunk.len() {
+                    match (after[usize::from(chunk[i])], chunk.get(i + 1)) {
+                        (Some((b, s)), Some(&next)) if next == b => {
+                            plain.push(s);
+                            i += 2;
+                        }
+                        _ => {
+                            plain.push(chunk[i]);
+                            i += 1;
+                        }
+                    }
+                }
+            }
+            assert!(replaced == plain, "seed {seed}: replaced differently");
+        }
     }
 }
