@@ -72,7 +72,7 @@ const COUNT_CHUNK: usize = 1 << 20;
 /// Symbols per stretch or piece of a chunk, about, when its pairs are counted or replaced in
 /// parallel.
 const STRETCH_SYMBOLS: usize = 1 << 17;
-/// First symbols per parallel job when ranking the counted pairs.
+/// First symbols per parallel job when counting pairs grouped by their first symbol.
 const RANKED_FIRSTS: usize = 256;
 /// Symbols counted at most in one pass: a longer sequence is counted on a sample.
 const COUNTED_SYMBOLS: usize = 1 << 23;
@@ -354,16 +354,7 @@ impl Contexts {
     fn choose(sequence: &[u16], leaves: usize, pairs: &[(u16, u16)], progress: &dyn crate::Progress) -> Contexts {
         let symbols = leaves + pairs.len();
         progress.phase("contexts", CLASS_CHOICES.len() as u64);
-        // How often each symbol follows each other one.
-        let mut follows = vec![0u32; symbols * symbols];
-        for w in sequence.windows(2) {
-            follows[usize::from(w[0]) * symbols + usize::from(w[1])] += 1;
-        }
-        let followers: Followers = follows
-            .chunks(symbols)
-            .map(|row| row.iter().enumerate().filter(|&(_, &n)| n > 0).map(|(y, &n)| (y as u16, n)).collect())
-            .collect();
-        drop(follows);
+        let followers = followers(sequence, symbols);
         // A first grouping: by the last value byte each symbol ends with.
         let mut last_leaf: Vec<usize> = (0..leaves).collect();
         for &(_, b) in pairs {
@@ -424,14 +415,15 @@ fn regroup(followers: &Followers, classes: usize, mut class_of: Vec<u8>) -> Vec<
             let class = &mut combined[usize::from(class_of[x]) * symbols..][..symbols];
             row.iter().for_each(|&(y, n)| class[usize::from(y)] += f64::from(n));
         }
-        // Code lengths under each class's counts, smoothed so that no symbol is impossible.
-        let cost: Vec<f64> = combined
-            .chunks(symbols)
-            .flat_map(|row| {
-                let total: f64 = row.iter().sum::<f64>() + 0.01 * symbols as f64;
-                row.iter().map(move |&n| -((n + 0.01) / total).log2()).collect::<Vec<f64>>()
-            })
-            .collect();
+        // Code lengths under each class's counts, smoothed so that no symbol is impossible;
+        // symbol by symbol, so that one walk of a row prices it under every class.
+        let mut cost = vec![0f64; symbols * classes];
+        for (k, row) in combined.chunks(symbols).enumerate() {
+            let total: f64 = row.iter().sum::<f64>() + 0.01 * symbols as f64;
+            for (y, &n) in row.iter().enumerate() {
+                cost[y * classes + k] = -((n + 0.01) / total).log2();
+            }
+        }
         class_of = followers
             .par_iter()
             .enumerate()
@@ -439,9 +431,12 @@ fn regroup(followers: &Followers, classes: usize, mut class_of: Vec<u8>) -> Vec<
                 if row.is_empty() {
                     return class_of[x];
                 }
-                let bits =
-                    |k: usize| row.iter().map(|&(y, n)| f64::from(n) * cost[k * symbols + usize::from(y)]).sum::<f64>();
-                (0..classes).min_by(|&a, &b| bits(a).total_cmp(&bits(b))).expect("a class") as u8
+                let mut bits = [0f64; MAX_CLASSES];
+                for &(y, n) in row {
+                    let costs = &cost[usize::from(y) * classes..][..classes];
+                    bits.iter_mut().zip(costs).for_each(|(bits, &cost)| *bits += f64::from(n) * cost);
+                }
+                (0..classes).min_by(|&a, &b| bits[a].total_cmp(&bits[b])).expect("a class") as u8
             })
             .collect();
     }
@@ -552,90 +547,134 @@ fn most_frequent_pairs(sequence: &[u16], lengths: &[u64], wanted: usize) -> Vec<
 /// times in the counted chunks, with its count, in no particular order.
 fn counted_pairs(sequence: &[u16], symbols: usize) -> Vec<(u32, u32)> {
     // A long sequence is counted on an evenly spread sample of its chunks, which picks the
-    // same frequent pairs at a fraction of the cost. The pairs are counted grouped by their
-    // first symbol: each stretch sorts its pairs' second symbols into one group per first
-    // symbol, and then each first symbol's groups are counted in an array of one row, which
-    // stays in the cache. (Counting into one dense array of every pair, its length squared,
-    // missed the cache on most increments and took most of a small table's compression.)
+    // same frequent pairs at a fraction of the cost.
     let stretches: Vec<Stretch> = sequence
         .chunks(COUNT_CHUNK)
         .step_by((sequence.len() / COUNTED_SYMBOLS).max(1))
-        .flat_map(Stretch::split)
+        .flat_map(|chunk| Stretch::split(chunk, PairWalk::RunsApart))
         .collect();
-    let grouped: Vec<(Vec<u32>, Vec<u16>)> = stretches
-        .par_iter()
-        .map(|stretch| {
-            let mut group_end = vec![0u32; symbols + 1];
-            stretch.for_each_pair(|a, _| group_end[usize::from(a) + 1] += 1);
-            for a in 0..symbols {
-                group_end[a + 1] += group_end[a];
-            }
-            let mut seconds = vec![0u16; group_end[symbols] as usize];
-            let mut next = group_end.clone();
-            stretch.for_each_pair(|a, b| {
-                seconds[next[usize::from(a)] as usize] = b;
-                next[usize::from(a)] += 1;
-            });
-            (group_end, seconds)
-        })
-        .collect();
-    let firsts: Vec<usize> = (0..symbols).collect();
-    firsts
-        .par_chunks(RANKED_FIRSTS)
-        .flat_map_iter(|firsts| {
-            let mut row = vec![0u32; symbols];
-            let mut ranked = Vec::new();
-            for &a in firsts {
-                let groups =
-                    || grouped.iter().flat_map(|(end, seconds)| &seconds[end[a] as usize..end[a + 1] as usize]);
-                groups().for_each(|&b| row[usize::from(b)] += 1);
-                for &b in groups() {
-                    let n = std::mem::take(&mut row[usize::from(b)]);
-                    if n >= MIN_PAIR_COUNT {
-                        ranked.push(((a * symbols + usize::from(b)) as u32, n));
-                    }
-                }
-            }
-            ranked
-        })
-        .collect()
+    PairGroups::new(&stretches, symbols).counted(|a, seconds| {
+        seconds.filter(|&(_, n)| n >= MIN_PAIR_COUNT).map(|(b, n)| ((a * symbols + usize::from(b)) as u32, n)).collect()
+    })
 }
 
-/// Part of a counted chunk whose pairs can be counted apart from the rest of the chunk: it
-/// starts at the chunk's start or where the symbol changes, so a walk of the whole chunk (in
-/// which pairs within a run do not overlap) pairs the same symbols in it.
+/// Per symbol, the symbols that follow it anywhere in the sequence, in symbol order, with
+/// how often.
+fn followers(sequence: &[u16], symbols: usize) -> Followers {
+    let stretches = Stretch::split(sequence, PairWalk::Every);
+    PairGroups::new(&stretches, symbols).counted(|_, seconds| {
+        let mut row: Vec<(u16, u32)> = seconds.collect();
+        row.sort_unstable();
+        vec![row]
+    })
+}
+
+/// The pairs of a walk of some stretches, grouped by their first symbol, so that each first
+/// symbol's pairs are counted in an array of one row, which stays in the cache. (Counting into
+/// one dense array of every pair, its length squared, missed the cache on most increments
+/// and took most of a small table's compression.)
+struct PairGroups {
+    /// Per stretch, where each first symbol's group ends (after a leading 0), and the groups:
+    /// the second symbols of its pairs.
+    stretches: Vec<(Vec<u32>, Vec<u16>)>,
+    symbols: usize,
+}
+
+impl PairGroups {
+    fn new(stretches: &[Stretch], symbols: usize) -> PairGroups {
+        let stretches = stretches
+            .par_iter()
+            .map(|stretch| {
+                let mut group_end = vec![0u32; symbols + 1];
+                stretch.for_each_pair(|a, _| group_end[usize::from(a) + 1] += 1);
+                for a in 0..symbols {
+                    group_end[a + 1] += group_end[a];
+                }
+                let mut seconds = vec![0u16; group_end[symbols] as usize];
+                let mut next = group_end.clone();
+                stretch.for_each_pair(|a, b| {
+                    seconds[next[usize::from(a)] as usize] = b;
+                    next[usize::from(a)] += 1;
+                });
+                (group_end, seconds)
+            })
+            .collect();
+        PairGroups { stretches, symbols }
+    }
+
+    /// What `keep` makes of each first symbol's counted pairs (each second symbol once, with
+    /// its count, in the order first met), in the order of the first symbols.
+    fn counted<T: Send>(&self, keep: impl Fn(usize, &mut dyn Iterator<Item = (u16, u32)>) -> Vec<T> + Sync) -> Vec<T> {
+        let firsts: Vec<usize> = (0..self.symbols).collect();
+        firsts
+            .par_chunks(RANKED_FIRSTS)
+            .flat_map_iter(|firsts| {
+                let mut row = vec![0u32; self.symbols];
+                let mut kept = Vec::new();
+                for &a in firsts {
+                    let group = || {
+                        self.stretches.iter().flat_map(|(end, seconds)| &seconds[end[a] as usize..end[a + 1] as usize])
+                    };
+                    group().for_each(|&b| row[usize::from(b)] += 1);
+                    let mut seconds = group().filter_map(|&b| {
+                        let n = std::mem::take(&mut row[usize::from(b)]);
+                        (n > 0).then_some((b, n))
+                    });
+                    kept.extend(keep(a, &mut seconds));
+                }
+                kept
+            })
+            .collect()
+    }
+}
+
+/// Which pairs a walk of a stretch visits.
+#[derive(Clone, Copy)]
+enum PairWalk {
+    /// Every pair of adjacent symbols.
+    Every,
+    /// As the grammar replaces them: within a run, pairs do not overlap (`aaaa` is two `aa`).
+    RunsApart,
+}
+
+/// Part of a sequence whose pairs can be counted apart from the rest: it starts at the
+/// sequence's start or where the symbol changes, so a walk of the whole sequence visits the
+/// same pairs in it.
 struct Stretch<'a> {
-    chunk: &'a [u16],
+    sequence: &'a [u16],
     start: usize,
     end: usize,
+    walk: PairWalk,
 }
 
 impl<'a> Stretch<'a> {
-    /// The chunk in stretches of about [`STRETCH_SYMBOLS`] symbols, each ending where the
+    /// The sequence in stretches of about [`STRETCH_SYMBOLS`] symbols, each ending where the
     /// symbol changes (a walk never leaps from within a run over that change).
-    fn split(chunk: &'a [u16]) -> Vec<Stretch<'a>> {
+    fn split(sequence: &'a [u16], walk: PairWalk) -> Vec<Stretch<'a>> {
         let mut stretches = Vec::new();
         let mut start = 0;
-        while start < chunk.len() {
-            let mut end = (start + STRETCH_SYMBOLS).min(chunk.len());
-            while end < chunk.len() && chunk[end - 1] == chunk[end] {
+        while start < sequence.len() {
+            let mut end = (start + STRETCH_SYMBOLS).min(sequence.len());
+            while end < sequence.len() && sequence[end - 1] == sequence[end] {
                 end += 1;
             }
-            stretches.push(Stretch { chunk, start, end });
+            stretches.push(Stretch { sequence, start, end, walk });
             start = end;
         }
         stretches
     }
 
-    /// Calls `visit` with every pair that starts in the stretch; within a run, pairs do not
-    /// overlap (`aaaa` is two `aa`).
+    /// Calls `visit` with every pair of the walk that starts in the stretch.
     fn for_each_pair(&self, mut visit: impl FnMut(u16, u16)) {
-        let chunk = self.chunk;
+        let sequence = self.sequence;
         let mut i = self.start;
-        while i < self.end && i + 1 < chunk.len() {
-            let (a, b) = (chunk[i], chunk[i + 1]);
+        while i < self.end && i + 1 < sequence.len() {
+            let (a, b) = (sequence[i], sequence[i + 1]);
             visit(a, b);
-            i += if a == b && chunk.get(i + 2) == Some(&a) { 2 } else { 1 };
+            i += match self.walk {
+                PairWalk::RunsApart if a == b && sequence.get(i + 2) == Some(&a) => 2,
+                _ => 1,
+            };
         }
     }
 }
@@ -1319,6 +1358,20 @@ mod tests {
             expected.sort_unstable();
             assert!(!expected.is_empty());
             assert_eq!(counted, expected, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn followers_are_every_adjacent_pair_counted() {
+        for (seed, symbols) in [(4, 3usize), (5, 40)] {
+            let sequence = runs(3 * STRETCH_SYMBOLS + 777, symbols as u16, seed);
+            let mut plain = vec![vec![0u32; symbols]; symbols];
+            sequence.windows(2).for_each(|w| plain[usize::from(w[0])][usize::from(w[1])] += 1);
+            let plain: Followers = plain
+                .iter()
+                .map(|row| row.iter().enumerate().filter(|&(_, &n)| n > 0).map(|(y, &n)| (y as u16, n)).collect())
+                .collect();
+            assert!(followers(&sequence, symbols) == plain, "seed {seed}");
         }
     }
 
