@@ -553,8 +553,9 @@ fn counted_pairs(sequence: &[u16], symbols: usize) -> Vec<(u32, u32)> {
         .step_by((sequence.len() / COUNTED_SYMBOLS).max(1))
         .flat_map(|chunk| Stretch::split(chunk, PairWalk::RunsApart))
         .collect();
-    PairGroups::new(&stretches, symbols).counted(|a, seconds| {
-        seconds.filter(|&(_, n)| n >= MIN_PAIR_COUNT).map(|(b, n)| ((a * symbols + usize::from(b)) as u32, n)).collect()
+    PairGroups::new(&stretches, symbols).counted(|a, seconds, kept| {
+        let frequent = seconds.iter().filter(|&&(_, n)| n >= MIN_PAIR_COUNT);
+        kept.extend(frequent.map(|&(b, n)| ((a * symbols + usize::from(b)) as u32, n)));
     })
 }
 
@@ -562,10 +563,10 @@ fn counted_pairs(sequence: &[u16], symbols: usize) -> Vec<(u32, u32)> {
 /// how often.
 fn followers(sequence: &[u16], symbols: usize) -> Followers {
     let stretches = Stretch::split(sequence, PairWalk::Every);
-    PairGroups::new(&stretches, symbols).counted(|_, seconds| {
-        let mut row: Vec<(u16, u32)> = seconds.collect();
+    PairGroups::new(&stretches, symbols).counted(|_, seconds, kept| {
+        let mut row = seconds.to_vec();
         row.sort_unstable();
-        vec![row]
+        kept.push(row);
     })
 }
 
@@ -602,25 +603,31 @@ impl PairGroups {
         PairGroups { stretches, symbols }
     }
 
-    /// What `keep` makes of each first symbol's counted pairs (each second symbol once, with
-    /// its count, in the order first met), in the order of the first symbols.
-    fn counted<T: Send>(&self, keep: impl Fn(usize, &mut dyn Iterator<Item = (u16, u32)>) -> Vec<T> + Sync) -> Vec<T> {
+    /// What `keep` adds to the list for each first symbol's counted pairs (each second symbol
+    /// once, with its count, in the order first met), first symbol after first symbol.
+    fn counted<T: Send>(&self, keep: impl Fn(usize, &[(u16, u32)], &mut Vec<T>) + Sync) -> Vec<T> {
         let firsts: Vec<usize> = (0..self.symbols).collect();
         firsts
             .par_chunks(RANKED_FIRSTS)
             .flat_map_iter(|firsts| {
                 let mut row = vec![0u32; self.symbols];
-                let mut kept = Vec::new();
+                let (mut seconds, mut kept) = (Vec::new(), Vec::new());
                 for &a in firsts {
-                    let group = || {
-                        self.stretches.iter().flat_map(|(end, seconds)| &seconds[end[a] as usize..end[a + 1] as usize])
-                    };
-                    group().for_each(|&b| row[usize::from(b)] += 1);
-                    let mut seconds = group().filter_map(|&b| {
-                        let n = std::mem::take(&mut row[usize::from(b)]);
-                        (n > 0).then_some((b, n))
-                    });
-                    kept.extend(keep(a, &mut seconds));
+                    let groups =
+                        || self.stretches.iter().map(|(end, seconds)| &seconds[end[a] as usize..end[a + 1] as usize]);
+                    for group in groups() {
+                        group.iter().for_each(|&b| row[usize::from(b)] += 1);
+                    }
+                    seconds.clear();
+                    for group in groups() {
+                        for &b in group {
+                            let n = std::mem::take(&mut row[usize::from(b)]);
+                            if n > 0 {
+                                seconds.push((b, n));
+                            }
+                        }
+                    }
+                    keep(a, &seconds, &mut kept);
                 }
                 kept
             })
