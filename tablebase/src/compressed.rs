@@ -522,11 +522,22 @@ impl Blocks {
 fn most_frequent_pairs(sequence: &[u16], lengths: &[u64], wanted: usize) -> Vec<(u16, u16)> {
     let symbols = lengths.len();
     let mut ranked = counted_pairs(sequence, symbols);
-    ranked.sort_unstable_by_key(|&(pair, n)| (std::cmp::Reverse(n), pair));
+    let by_count = |&(pair, n): &(u32, u32)| (std::cmp::Reverse(n), pair);
+    // The choice rarely reads far down the ranking: the most frequent pairs are put in order
+    // first, and the rest only if the choice runs through them.
+    let ordered = (wanted * 32).min(ranked.len());
+    if ordered < ranked.len() {
+        ranked.select_nth_unstable_by_key(ordered, by_count);
+    }
+    ranked[..ordered].sort_unstable_by_key(by_count);
     let mut taken = vec![false; symbols];
     let mut chosen = Vec::new();
-    for (pair, _) in ranked {
-        let (a, b) = ((pair as usize / symbols) as u16, (pair as usize % symbols) as u16);
+    for i in 0..ranked.len() {
+        if i == ordered {
+            ranked[ordered..].sort_unstable_by_key(by_count);
+        }
+        let pair = ranked[i].0 as usize;
+        let (a, b) = ((pair / symbols) as u16, (pair % symbols) as u16);
         if taken[usize::from(a)]
             || taken[usize::from(b)]
             || lengths[usize::from(a)] + lengths[usize::from(b)] > MAX_SYMBOL_SLOTS
@@ -1365,6 +1376,50 @@ mod tests {
             expected.sort_unstable();
             assert!(!expected.is_empty());
             assert_eq!(counted, expected, "seed {seed}");
+        }
+    }
+
+    /// The most frequent pairs that share no symbol, from a ranking sorted whole.
+    fn chosen_plainly(sequence: &[u16], symbols: usize, wanted: usize) -> Vec<(u16, u16)> {
+        let counts = counted_plainly(sequence, symbols);
+        let mut ranked: Vec<usize> = (0..counts.len()).filter(|&p| counts[p] >= MIN_PAIR_COUNT).collect();
+        ranked.sort_by_key(|&p| (std::cmp::Reverse(counts[p]), p));
+        let mut taken = vec![false; symbols];
+        let mut chosen = Vec::new();
+        for p in ranked {
+            let (a, b) = (p / symbols, p % symbols);
+            if !taken[a] && !taken[b] && chosen.len() < wanted {
+                (taken[a], taken[b]) = (true, true);
+                chosen.push((a as u16, b as u16));
+            }
+        }
+        chosen
+    }
+
+    #[test]
+    fn the_most_frequent_pairs_are_chosen_even_past_many_conflicts() {
+        // Symbol 0 between every other symbol: hundreds of frequent pairs with 0 come first
+        // and conflict once one is taken; the pairs of the runs of 1, 2, ... come after.
+        let symbols = 400;
+        let mut sequence = Vec::new();
+        for round in 0..20 {
+            for _ in 0..3 {
+                for x in 1..symbols as u16 {
+                    sequence.extend([0, x]);
+                }
+            }
+            for x in 1..symbols as u16 / 2 {
+                sequence.extend([2 * x, 2 * x + 1, 2 * x, 2 * x + 1]);
+            }
+            sequence.push(round);
+        }
+        let chosen = most_frequent_pairs(&sequence, &vec![1; symbols], 8);
+        assert_eq!(chosen, chosen_plainly(&sequence, symbols, 8));
+        assert_eq!(chosen.len(), 8);
+        for (seed, symbols) in [(6, 3usize), (7, 60)] {
+            let sequence = runs(COUNT_CHUNK + 4_321, symbols as u16, seed);
+            let chosen = most_frequent_pairs(&sequence, &vec![1; symbols], 8);
+            assert_eq!(chosen, chosen_plainly(&sequence, symbols, 8), "seed {seed}");
         }
     }
 
