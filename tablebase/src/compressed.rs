@@ -73,7 +73,8 @@ const LENGTH_BITS: u32 = 5;
 const FAST_BITS: u32 = 10;
 /// Pairs made new symbols in one pass over the sequence.
 const PAIRS_PER_PASS: usize = 48;
-/// Symbols per chunk when counting and replacing pairs in parallel.
+/// Symbols per chunk: pairs are counted and replaced within chunks (a pair across two chunks
+/// stays apart), and a long sequence is counted on a sample of them.
 const COUNT_CHUNK: usize = 1 << 20;
 /// Symbols per stretch or piece of a chunk, about, when its pairs are counted or replaced in
 /// parallel.
@@ -675,17 +676,11 @@ impl<'a> Stretch<'a> {
     /// The sequence in stretches of about [`STRETCH_SYMBOLS`] symbols, each ending where the
     /// symbol changes (a walk never leaps from within a run over that change).
     fn split(sequence: &'a [u16], walk: PairWalk) -> Vec<Stretch<'a>> {
-        let mut stretches = Vec::new();
         let mut start = 0;
-        while start < sequence.len() {
-            let mut end = (start + STRETCH_SYMBOLS).min(sequence.len());
-            while end < sequence.len() && sequence[end - 1] == sequence[end] {
-                end += 1;
-            }
-            stretches.push(Stretch { sequence, start, end, walk });
-            start = end;
-        }
-        stretches
+        piece_ends(sequence.len(), |end| sequence[end - 1] != sequence[end])
+            .into_iter()
+            .map(|end| Stretch { sequence, start: std::mem::replace(&mut start, end), end, walk })
+            .collect()
     }
 
     /// Calls `visit` with every pair of the walk that starts in the stretch.
@@ -703,6 +698,23 @@ impl<'a> Stretch<'a> {
     }
 }
 
+/// Where `len` symbols are cut into pieces of about [`STRETCH_SYMBOLS`] for parallel work:
+/// each piece's end, moved on from its nominal place to the first where `may_end(end)` (a
+/// piece ending before symbol `end`) holds, or to `len`.
+fn piece_ends(len: usize, may_end: impl Fn(usize) -> bool) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let mut start = 0;
+    while start < len {
+        let mut end = (start + STRETCH_SYMBOLS).min(len);
+        while end < len && !may_end(end) {
+            end += 1;
+        }
+        ends.push(end);
+        start = end;
+    }
+    ends
+}
+
 /// The sequence with every chosen pair replaced by its symbol, left to right within chunks
 /// of [`COUNT_CHUNK`] symbols (a pair across two chunks stays apart); `after[a]` is the pair
 /// that starts with `a` (no two chosen pairs share a symbol), as (second, new symbol).
@@ -713,15 +725,8 @@ fn replace_pairs(sequence: &mut Vec<u16>, after: &[Option<(u16, u16)>]) {
     // own walk does.
     let mut ends = Vec::new();
     for (c, chunk) in sequence.chunks(COUNT_CHUNK).enumerate() {
-        let mut start = 0;
-        while start < chunk.len() {
-            let mut end = (start + STRETCH_SYMBOLS).min(chunk.len());
-            while end < chunk.len() && after[usize::from(chunk[end - 1])].is_some() {
-                end += 1;
-            }
-            ends.push(c * COUNT_CHUNK + end);
-            start = end;
-        }
+        let chunk_ends = piece_ends(chunk.len(), |end| after[usize::from(chunk[end - 1])].is_none());
+        ends.extend(chunk_ends.into_iter().map(|end| c * COUNT_CHUNK + end));
     }
     let mut pieces = Vec::with_capacity(ends.len());
     let (mut rest, mut at) = (&mut sequence[..], 0);
