@@ -25,6 +25,17 @@
 //!
 //! The layout is documented in `tables/README.md`; [`layout`] names each field.
 //!
+//! **Passes that grow with the grammar** (see [`pairs_per_pass`]): 48 pairs a pass until 1,152
+//! symbols, then one per 24 symbols so far, 54 passes instead of 84. `KKCFR` 3,218,576 →
+//! 3,201,336 bytes, `KKCFRT` 104.8 → 104.4 MB, and the grammar in about two thirds of the time.
+//! A fixed size does not pay: 96, 128, 192 or 256 pairs a pass gave `KKCFR` 3,259,008,
+//! 3,261,112, 3,279,696 and 3,251,480 bytes, `KKCFRT` 0.0501 and 0.0515 byte per position at 128
+//! and 256; one per 8, 16 or 32 symbols, `KKCFR` 3,257,888, 3,230,568 and 3,210,728 bytes
+//! (`KKCFRT` 0.0501 at 16). Nor does taking, in one pass, pairs that share a symbol but cannot
+//! overlap (`ab` with `ac` or `cb`; only `ab` with `bc` or `ca` conflict): 3,229,888 bytes at 48
+//! a pass, 3,303,784 at 128, 3,370,800 at 256. The grammar closest to one pair at a time is not
+//! the one that codes smallest under the contexts.
+//!
 //! **Tried and dropped** (`KKCFR`, default parts, against 3,222,824 bytes for the byte before):
 //! - Other fillings of the don't-care slots: the byte after (3,274,616), the byte that most
 //!   often followed the last 2, 3, 4 or 6 bytes so far (3,319,312 to 3,617,096). Runs beat
@@ -71,8 +82,11 @@ const START_BITS: u32 = 12;
 const LENGTH_BITS: u32 = 5;
 /// Bits of the first-level decoding table of each context.
 const FAST_BITS: u32 = 10;
-/// Pairs made new symbols in one pass over the sequence.
+/// Pairs made new symbols in one pass over the sequence, at least; see [`pairs_per_pass`].
 const PAIRS_PER_PASS: usize = 48;
+/// A pass makes one new symbol per this many symbols so far, when that is more than
+/// [`PAIRS_PER_PASS`].
+const SYMBOLS_PER_NEW_PAIR: usize = 24;
 /// Symbols per chunk: pairs are counted and replaced within chunks (a pair across two chunks
 /// stays apart), and a long sequence is counted on a sample of them.
 const COUNT_CHUNK: usize = 1 << 20;
@@ -179,7 +193,7 @@ pub fn encode(
     progress.phase("grammar of pairs", (MAX_SYMBOLS - leaves.len()) as u64);
     while lengths.len() < MAX_SYMBOLS {
         let symbols = lengths.len();
-        let chosen = most_frequent_pairs(&sequence, &lengths, (MAX_SYMBOLS - symbols).min(PAIRS_PER_PASS));
+        let chosen = most_frequent_pairs(&sequence, &lengths, (MAX_SYMBOLS - symbols).min(pairs_per_pass(symbols)));
         if chosen.is_empty() {
             break;
         }
@@ -520,6 +534,15 @@ impl Blocks {
         }
         (self.bytes, self.first_slots, self.starts)
     }
+}
+
+/// How many pairs the pass that starts with `symbols` symbols makes new symbols: more as the
+/// grammar grows. Every pass walks the whole sequence twice (counting, replacing), and late
+/// passes change little of it, so fewer, larger passes save most of the grammar's time; the
+/// pairs a larger pass takes further down its ranking are about as frequent as those the next
+/// passes would have taken.
+fn pairs_per_pass(symbols: usize) -> usize {
+    PAIRS_PER_PASS.max(symbols / SYMBOLS_PER_NEW_PAIR)
 }
 
 /// Up to `wanted` pairs of adjacent symbols, most frequent first, each occurring at least

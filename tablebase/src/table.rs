@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use memmap2::Mmap;
+use rayon::prelude::*;
 use shogi4_engine::{Children, MaterialIndex, Move, Position};
 use xxhash_rust::xxh3::Xxh3;
 
@@ -74,17 +75,34 @@ impl<B: AsRef<[u8]>> Table<B> {
     /// Every value byte, as a plain table of the same game holds them: the bytes a compressed
     /// table stores, with the rules' win in 1 wherever the rules decide the slot.
     pub fn decompressed_values(&self) -> Result<std::borrow::Cow<'_, [u8]>, FormatError> {
-        let Some(decoder) = &self.decoder else {
-            return Ok(std::borrow::Cow::Borrowed(self.values().expect("a plain table")));
-        };
-        let mut values = decoder.decode_all(self.section()).map_err(FormatError::Compressed)?;
+        let mut values = self.stored_values()?;
+        self.fill_decided_slots(&mut values);
+        Ok(values)
+    }
+
+    /// Every stored byte: a plain table's values; a compressed table's bytes, whatever the
+    /// compressor put in the slots the rules decide.
+    fn stored_values(&self) -> Result<std::borrow::Cow<'_, [u8]>, FormatError> {
+        match &self.decoder {
+            None => Ok(std::borrow::Cow::Borrowed(self.values().expect("a plain table"))),
+            Some(decoder) => {
+                Ok(std::borrow::Cow::Owned(decoder.decode_all(self.section()).map_err(FormatError::Compressed)?))
+            }
+        }
+    }
+
+    /// Of a compressed table, the stored bytes made the values: the rules' win in 1 wherever
+    /// they decide the slot.
+    fn fill_decided_slots(&self, values: &mut std::borrow::Cow<'_, [u8]>) {
+        if self.decoder.is_none() {
+            return;
+        }
         let win_in_one = Value::Win(1).encode();
-        self.for_each_slot_by_rules(&mut values, &crate::Silent, |value, decided| {
+        self.for_each_slot_by_rules(values.to_mut(), &crate::Silent, |value, decided| {
             if decided {
                 *value = win_in_one;
             }
         });
-        Ok(std::borrow::Cow::Owned(values))
     }
 
     /// Calls `visit` with each slot's entry of `per_slot` and whether the rules decide that
@@ -95,7 +113,6 @@ impl<B: AsRef<[u8]>> Table<B> {
         progress: &dyn crate::Progress,
         visit: impl Fn(&mut T, bool) + Sync,
     ) {
-        use rayon::prelude::*;
         const CHUNK: usize = 1 << 16;
         let index = &self.index;
         per_slot.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
@@ -229,7 +246,8 @@ impl<B: AsRef<[u8]>> Table<B> {
     }
 
     /// The same table as a compressed file (format version 4), whole: every value the same,
-    /// overflow distances included. Works from a plain or a compressed table.
+    /// overflow distances included, read back and checked against this table before it is
+    /// handed over. Works from a plain or a compressed table.
     pub fn to_compressed(&self, progress: &dyn crate::Progress) -> Result<Vec<u8>, FormatError> {
         self.to_compressed_in_parts(crate::compressed::DEFAULT_PARTS, progress)
     }
@@ -247,11 +265,23 @@ impl<B: AsRef<[u8]>> Table<B> {
         let overflow = self.overflow_entries();
         let mut header = Header::unsummed(self.header.material, self.header.slots, &self.header.statistics, &overflow);
         header.compressed_bytes = Some(section.len() as u64);
-        Ok(header.summed(&section, &overflow).file_with(&section, &overflow))
+        let copy = Table::new(header.summed(&section, &overflow).file_with(&section, &overflow))?;
+        // Read back through the reader's checks (the file's checksum, the index's, every
+        // block's, the overflow table) before it is handed over; the slots the rules decide
+        // need no second pass of the rules, since `dont_care` says where they are.
+        let stored = copy.verified_stored_values()?;
+        let win_in_one = Value::Win(1).encode();
+        let same = (values.par_iter().zip(stored.par_iter()).zip(dont_care.par_iter()))
+            .all(|((&value, &stored), &decided)| if decided { value == win_in_one } else { value == stored });
+        if !same {
+            return Err(FormatError::InconsistentHeader("the compressed values differ from the source's"));
+        }
+        drop(stored);
+        Ok(copy.bytes)
     }
 
     /// The same table as a plain file (format version 1), whole: for a table that came from a
-    /// plain one, that file byte for byte.
+    /// plain one, that file byte for byte. Read back and checked before it is handed over.
     pub fn to_plain(&self) -> Result<Vec<u8>, FormatError> {
         let table = crate::format::SolvedTable {
             material: self.header.material,
@@ -259,7 +289,11 @@ impl<B: AsRef<[u8]>> Table<B> {
             overflow: self.overflow_entries(),
             statistics: self.header.statistics.clone(),
         };
-        Ok(table.to_bytes())
+        let copy = Table::new(table.to_bytes())?;
+        if copy.verified_values()?[..] != table.values[..] {
+            return Err(FormatError::InconsistentHeader("the plain values differ from the source's"));
+        }
+        Ok(copy.bytes)
     }
 
     /// Recomputes the checksum of the whole file and checks the overflow table against the
@@ -272,6 +306,19 @@ impl<B: AsRef<[u8]>> Table<B> {
     /// way (those of [`Table::decompressed_values`]), so that a caller who wants both decodes
     /// once.
     pub fn verified_values(&self) -> Result<std::borrow::Cow<'_, [u8]>, FormatError> {
+        let mut values = self.verified_stored_values()?;
+        self.fill_decided_slots(&mut values);
+        // The compressor never stores the overflow escape where the rules decide: an entry
+        // there would have lost its 255 byte to the filling.
+        if values.iter().filter(|&&b| b == OVERFLOW_CODE).count() as u64 != self.header.overflow_entries {
+            return Err(FormatError::BadOverflow("entry for a slot the rules decide"));
+        }
+        Ok(values)
+    }
+
+    /// The checks of [`Table::verified_values`] but the last, on the stored bytes (those of
+    /// [`Table::stored_values`]), which it hands back.
+    fn verified_stored_values(&self) -> Result<std::borrow::Cow<'_, [u8]>, FormatError> {
         let bytes = self.bytes.as_ref();
         let mut hasher = Xxh3::new();
         hasher.update(&bytes[..layout::CHECKSUM.start]);
@@ -282,7 +329,7 @@ impl<B: AsRef<[u8]>> Table<B> {
             return Err(FormatError::Checksum { expected: self.header.checksum, found });
         }
         // Of a compressed table, decoding checks every block against its checksum too.
-        let values = self.decompressed_values()?;
+        let values = self.stored_values()?;
         let escapes = values.iter().filter(|&&b| b == OVERFLOW_CODE).count() as u64;
         if escapes != self.header.overflow_entries {
             return Err(FormatError::BadOverflow("entry count differs from the number of 255 bytes"));

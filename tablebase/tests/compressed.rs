@@ -122,6 +122,21 @@ fn overflow_distances_survive_compression() {
     assert_same(&plain, &compressed);
 }
 
+/// A source whose slot the rules decide holds anything but the win in 1 is refused: the
+/// compressed copy would read the rules' answer there, so it would differ from its source.
+#[test]
+fn a_source_that_contradicts_the_rules_is_not_compressed() {
+    let material: Material = "KKC".parse().unwrap();
+    let mut table = solve(material, &Silent).table;
+    let index = MaterialIndex::new(material);
+    let decided = (0..index.slots()).find(|&s| index.position_at(s).can_capture_royal()).unwrap();
+    table.values[decided as usize] = Value::Loss(2).encode();
+    table.statistics = Statistics::of_values(&table.values, &table.overflow);
+    let contradicting = Table::new(table.to_bytes()).unwrap();
+    contradicting.verify_checksum().unwrap();
+    assert!(matches!(contradicting.to_compressed(&Silent), Err(FormatError::InconsistentHeader(_))));
+}
+
 #[test]
 fn the_audit_checks_a_compressed_table_as_a_plain_one() {
     let plain = plain("KKCF");
