@@ -25,7 +25,7 @@
 //!
 //! The layout is documented in `tables/README.md`; [`layout`] names each field.
 //!
-//! **Passes that grow with the grammar** (see [`pairs_per_pass`]): 48 pairs a pass until 1,152
+//! **Passes that grow with the grammar** (see `pairs_per_pass`): 48 pairs a pass until 1,152
 //! symbols, then one per 24 symbols so far, 54 passes instead of 84. `KKCFR` 3,218,576 →
 //! 3,201,336 bytes, `KKCFRT` 104.8 → 104.4 MB, and the grammar in about two thirds of the time.
 //! A fixed size does not pay: 96, 128, 192 or 256 pairs a pass gave `KKCFR` 3,259,008,
