@@ -169,33 +169,34 @@ pub mod layout {
 /// need a full decode. `parts` (1 to [`MAX_PARTS`]) divides each block: see [`DEFAULT_PARTS`].
 pub fn encode(
     values: &[u8],
-    dont_care: &[bool],
+    dont_care: impl Fn(usize) -> bool,
     longest_win_slot: Option<u64>,
     parts: usize,
     progress: &dyn crate::Progress,
 ) -> Vec<u8> {
-    assert_eq!(values.len(), dont_care.len());
+    // The bytes stored: a slot the rules decide repeats the byte before it, but never the
+    // overflow escape (every 255 byte must have its overflow entry). Walked twice, for the
+    // leaves and for the sequence, rather than kept: a byte per slot more at the peak.
+    let first = (0..values.len())
+        .find(|&slot| !dont_care(slot) && values[slot] != crate::value::OVERFLOW_CODE)
+        .map_or(0, |slot| values[slot]);
+    let stored = || {
+        values.iter().enumerate().scan(first, |previous, (slot, &v)| {
+            let v = if dont_care(slot) { *previous } else { v };
+            *previous = if v == crate::value::OVERFLOW_CODE { first } else { v };
+            Some(v)
+        })
+    };
     // Leaves: the bytes that occur, in byte order.
     let mut used = [false; 256];
-    let mut filled = Vec::with_capacity(values.len());
-    let first =
-        values.iter().zip(dont_care).find(|(&v, &d)| !d && v != crate::value::OVERFLOW_CODE).map_or(0, |(&v, _)| v);
-    let mut previous = first;
-    for (&v, &d) in values.iter().zip(dont_care) {
-        // A slot the rules decide repeats the byte before it, but never the overflow escape:
-        // every 255 byte must have its overflow entry.
-        let v = if d { previous } else { v };
-        previous = if v == crate::value::OVERFLOW_CODE { first } else { v };
-        used[usize::from(v)] = true;
-        filled.push(v);
-    }
+    stored().for_each(|v| used[usize::from(v)] = true);
     let leaves: Vec<u8> = (0..=255u8).filter(|&b| used[usize::from(b)]).collect();
     let mut leaf_of = [0u16; 256];
     for (i, &b) in leaves.iter().enumerate() {
         leaf_of[usize::from(b)] = i as u16;
     }
-    let mut sequence: Vec<u16> = filled.par_iter().map(|&v| leaf_of[usize::from(v)]).collect();
-    drop(filled);
+    let mut sequence = Vec::with_capacity(values.len());
+    sequence.extend(stored().map(|v| leaf_of[usize::from(v)]));
     let mut pairs: Vec<(u16, u16)> = Vec::new();
     let mut lengths = vec![1u64; leaves.len()];
     progress.phase("grammar of pairs", (MAX_SYMBOLS - leaves.len()) as u64);
@@ -212,6 +213,10 @@ pub fn encode(
             lengths.push(lengths[usize::from(a)] + lengths[usize::from(b)]);
         }
         replace_pairs(&mut sequence, &after);
+        if sequence.len() < sequence.capacity() / 2 {
+            // Early passes halve the sequence: its memory goes back as it shrinks.
+            sequence.shrink_to_fit();
+        }
         progress.advance(chosen.len() as u64);
     }
     progress.finish_phase();
@@ -1318,12 +1323,17 @@ impl Decoder {
         Ok((symbol, slots))
     }
 
-    /// Appends the stored bytes of every slot of `block` to `out`.
-    fn expand_block(&self, bytes: &[u8], block: u64, out: &mut Vec<u8>) -> Result<(), DecodeError> {
+    /// Writes the stored bytes of every slot of `block` to `out`, which has one byte per slot
+    /// of the block.
+    fn expand_block(&self, bytes: &[u8], block: u64, out: &mut [u8]) -> Result<(), DecodeError> {
         let mut copy = [0u8; BLOCK_BYTES + 8];
         self.checked_block(bytes, block, &mut copy)?;
         let (first, end) = (self.first_slot(bytes, block), self.first_slot(bytes, block + 1));
         let wanted = end.checked_sub(first).ok_or(DecodeError::DamagedBlock(block))?;
+        if wanted != out.len() as u64 {
+            return Err(DecodeError::DamagedBlock(block));
+        }
+        let mut written = 0;
         let starts = self.starts(bytes, block);
         let parts = (1..self.parts).take_while(|&p| starts[p] != 0).count() + 1;
         let part_bits = BLOCK_BITS / self.parts;
@@ -1342,7 +1352,8 @@ impl Decoder {
                 stack.push(symbol);
                 while let Some(symbol) = stack.pop() {
                     if symbol < self.leaf_count {
-                        out.push(self.leaves[symbol]);
+                        out[written] = self.leaves[symbol];
+                        written += 1;
                     } else {
                         let (a, b) = self.pairs[symbol - self.leaf_count];
                         stack.push(usize::from(b));
@@ -1357,14 +1368,24 @@ impl Decoder {
     /// Every stored byte, in slot order, blocks decoded in parallel (the audit's and the
     /// decompressor's read).
     pub fn decode_all(&self, bytes: &[u8]) -> Result<Vec<u8>, DecodeError> {
-        let parts: Vec<Vec<u8>> = (0..self.blocks)
+        // Each block writes its own part of the result, where its first slots say.
+        let mut values = vec![0u8; self.slots as usize];
+        let mut pieces = Vec::with_capacity(self.blocks as usize);
+        let (mut rest, mut at) = (&mut values[..], 0u64);
+        for block in 0..self.blocks {
+            let end = self.first_slot(bytes, block + 1);
+            let len = (end.checked_sub(at))
+                .filter(|&len| len <= rest.len() as u64)
+                .ok_or(DecodeError::DamagedBlock(block))?;
+            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(len as usize);
+            (rest, at) = (tail, end);
+            pieces.push(piece);
+        }
+        pieces
             .into_par_iter()
-            .map(|block| {
-                let mut out = Vec::new();
-                self.expand_block(bytes, block, &mut out).map(|()| out)
-            })
-            .collect::<Result<_, _>>()?;
-        Ok(parts.concat())
+            .enumerate()
+            .try_for_each(|(block, piece)| self.expand_block(bytes, block as u64, piece))?;
+        Ok(values)
     }
 }
 

@@ -97,31 +97,34 @@ impl<B: AsRef<[u8]>> Table<B> {
         if self.decoder.is_none() {
             return;
         }
+        let decided = self.rules_decided(&crate::Silent);
         let win_in_one = Value::Win(1).encode();
-        self.for_each_slot_by_rules(values.to_mut(), &crate::Silent, |value, decided| {
-            if decided {
+        values.to_mut().par_iter_mut().enumerate().for_each(|(slot, value)| {
+            if decided.contains(slot) {
                 *value = win_in_one;
             }
         });
     }
 
-    /// Calls `visit` with each slot's entry of `per_slot` and whether the rules decide that
-    /// slot (its side to move can capture the royal), in parallel.
-    fn for_each_slot_by_rules<T: Send>(
-        &self,
-        per_slot: &mut [T],
-        progress: &dyn crate::Progress,
-        visit: impl Fn(&mut T, bool) + Sync,
-    ) {
+    /// The slots whose side to move can capture the royal, which the rules decide: in
+    /// parallel, a bit each.
+    fn rules_decided(&self, progress: &dyn crate::Progress) -> DecidedSlots {
         const CHUNK: usize = 1 << 16;
+        let slots = self.header.slots as usize;
         let index = &self.index;
-        per_slot.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
-            let first = (c * CHUNK) as u64;
-            index.for_each_position(first..first + chunk.len() as u64, |slot, position| {
-                visit(&mut chunk[(slot - first) as usize], position.can_capture_royal());
+        let mut words = vec![0u64; slots.div_ceil(64)];
+        words.par_chunks_mut(CHUNK / 64).enumerate().for_each(|(c, chunk)| {
+            let first = c * CHUNK;
+            let end = (first + CHUNK).min(slots);
+            index.for_each_position(first as u64..end as u64, |slot, position| {
+                if position.can_capture_royal() {
+                    let at = slot as usize - first;
+                    chunk[at / 64] |= 1 << (at % 64);
+                }
             });
-            progress.advance(chunk.len() as u64);
+            progress.advance((end - first) as u64);
         });
+        DecidedSlots { words }
     }
 
     /// The overflow table's entries, (slot, distance), in slot order.
@@ -256,23 +259,27 @@ impl<B: AsRef<[u8]>> Table<B> {
     /// [`crate::compressed::MAX_PARTS`]): more make faster reads and a larger file.
     pub fn to_compressed_in_parts(&self, parts: usize, progress: &dyn crate::Progress) -> Result<Vec<u8>, FormatError> {
         let values = self.decompressed_values()?;
-        let mut dont_care = vec![false; values.len()];
         progress.phase("slots the rules decide", values.len() as u64);
-        self.for_each_slot_by_rules(&mut dont_care, progress, |dont_care, decided| *dont_care = decided);
+        let decided = self.rules_decided(progress);
         progress.finish_phase();
         let longest = self.longest_win().map(|(_, position)| self.index.index_of(&position));
-        let section = crate::compressed::encode(&values, &dont_care, longest, parts, progress);
+        let section = crate::compressed::encode(&values, |slot| decided.contains(slot), longest, parts, progress);
         let overflow = self.overflow_entries();
         let mut header = Header::unsummed(self.header.material, self.header.slots, &self.header.statistics, &overflow);
         header.compressed_bytes = Some(section.len() as u64);
         let copy = Table::new(header.summed(&section, &overflow).file_with(&section, &overflow))?;
         // Read back through the reader's checks (the file's checksum, the index's, every
         // block's, the overflow table) before it is handed over; the slots the rules decide
-        // need no second pass of the rules, since `dont_care` says where they are.
+        // need no second pass of the rules, since `decided` says where they are.
         let stored = copy.verified_stored_values()?;
         let win_in_one = Value::Win(1).encode();
-        let same = (values.par_iter().zip(stored.par_iter()).zip(dont_care.par_iter()))
-            .all(|((&value, &stored), &decided)| if decided { value == win_in_one } else { value == stored });
+        let same = (values.par_iter().zip(stored.par_iter()).enumerate()).all(|(slot, (&value, &stored))| {
+            if decided.contains(slot) {
+                value == win_in_one
+            } else {
+                value == stored
+            }
+        });
         if !same {
             return Err(FormatError::InconsistentHeader("the compressed values differ from the source's"));
         }
@@ -371,4 +378,16 @@ pub fn open_table(path: &Path) -> Result<MappedTable, TableError> {
     // long as nobody edits the file by hand while it is served.
     let map = unsafe { Mmap::map(&file) }.map_err(io)?;
     Ok(Table::new(map)?)
+}
+
+/// A set of slots, a bit each: those the rules decide.
+struct DecidedSlots {
+    words: Vec<u64>,
+}
+
+impl DecidedSlots {
+    #[inline]
+    fn contains(&self, slot: usize) -> bool {
+        self.words[slot / 64] >> (slot % 64) & 1 == 1
+    }
 }

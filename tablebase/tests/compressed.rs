@@ -89,9 +89,8 @@ fn runs_past_a_part_start_field_read_back() {
         let (value, run) = (2 + 2 * next(20) as u8, 1_000 + next(4_000) as usize);
         values.extend(std::iter::repeat_n(value, run));
     }
-    let dont_care = vec![false; values.len()];
     for parts in [2, 16] {
-        let section = encode(&values, &dont_care, None, parts, &Silent);
+        let section = encode(&values, |_| false, None, parts, &Silent);
         let decoder = Decoder::parse(&section, values.len() as u64).unwrap();
         assert!(decoder.decode_all(&section).unwrap() == values, "{parts} parts");
         for slot in (0..values.len()).step_by(997) {
