@@ -169,34 +169,48 @@ pub mod layout {
 /// need a full decode. `parts` (1 to [`MAX_PARTS`]) divides each block: see [`DEFAULT_PARTS`].
 pub fn encode(
     values: &[u8],
-    dont_care: impl Fn(usize) -> bool,
+    dont_care: impl Fn(usize) -> bool + Sync,
     longest_win_slot: Option<u64>,
     parts: usize,
     progress: &dyn crate::Progress,
 ) -> Vec<u8> {
-    // The bytes stored: a slot the rules decide repeats the byte before it, but never the
-    // overflow escape (every 255 byte must have its overflow entry). Walked twice, for the
-    // leaves and for the sequence, rather than kept: a byte per slot more at the peak.
+    // The bytes stored: a slot the rules decide repeats the byte of the nearest slot before it
+    // that they do not decide, but never the overflow escape (every 255 byte must have its
+    // overflow entry): `first`, the first such byte that is not 255, stands in for it, and
+    // for a start without one.
+    use crate::value::OVERFLOW_CODE;
     let first = (0..values.len())
-        .find(|&slot| !dont_care(slot) && values[slot] != crate::value::OVERFLOW_CODE)
+        .find(|&slot| !dont_care(slot) && values[slot] != OVERFLOW_CODE)
         .map_or(0, |slot| values[slot]);
-    let stored = || {
-        values.iter().enumerate().scan(first, |previous, (slot, &v)| {
-            let v = if dont_care(slot) { *previous } else { v };
-            *previous = if v == crate::value::OVERFLOW_CODE { first } else { v };
-            Some(v)
+    let repeated = |byte: u8| if byte == OVERFLOW_CODE { first } else { byte };
+    // Leaves: the bytes that occur, in byte order: every byte of a slot the rules do not
+    // decide, and `first` if some slot repeats it.
+    const FILL_CHUNK: usize = 1 << 16;
+    let used = (0..values.len().div_ceil(FILL_CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut used = [false; 256];
+            for slot in c * FILL_CHUNK..((c + 1) * FILL_CHUNK).min(values.len()) {
+                used[usize::from(if dont_care(slot) { first } else { values[slot] })] = true;
+            }
+            used
         })
-    };
-    // Leaves: the bytes that occur, in byte order.
-    let mut used = [false; 256];
-    stored().for_each(|v| used[usize::from(v)] = true);
+        .reduce(|| [false; 256], |a, b| std::array::from_fn(|i| a[i] || b[i]));
     let leaves: Vec<u8> = (0..=255u8).filter(|&b| used[usize::from(b)]).collect();
     let mut leaf_of = [0u16; 256];
     for (i, &b) in leaves.iter().enumerate() {
         leaf_of[usize::from(b)] = i as u16;
     }
-    let mut sequence = Vec::with_capacity(values.len());
-    sequence.extend(stored().map(|v| leaf_of[usize::from(v)]));
+    let mut sequence = vec![0u16; values.len()];
+    sequence.par_chunks_mut(FILL_CHUNK).enumerate().for_each(|(c, chunk)| {
+        let start = c * FILL_CHUNK;
+        let mut previous = (0..start).rev().find(|&slot| !dont_care(slot)).map_or(first, |slot| repeated(values[slot]));
+        for (out, slot) in chunk.iter_mut().zip(start..) {
+            let byte = if dont_care(slot) { previous } else { values[slot] };
+            previous = repeated(byte);
+            *out = leaf_of[usize::from(byte)];
+        }
+    });
     let mut pairs: Vec<(u16, u16)> = Vec::new();
     let mut lengths = vec![1u64; leaves.len()];
     progress.phase("grammar of pairs", (MAX_SYMBOLS - leaves.len()) as u64);
