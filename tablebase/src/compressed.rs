@@ -765,6 +765,19 @@ fn piece_ends(len: usize, may_end: impl Fn(usize) -> bool) -> Vec<usize> {
     ends
 }
 
+/// `slice` cut into consecutive pieces, each ending where `ends` says (rising, the last at
+/// most the slice's length), for parallel work on each.
+fn cut_at<'a, T>(slice: &'a mut [T], ends: &[usize]) -> Vec<&'a mut [T]> {
+    let mut pieces = Vec::with_capacity(ends.len());
+    let (mut rest, mut at) = (slice, 0);
+    for &end in ends {
+        let (piece, tail) = std::mem::take(&mut rest).split_at_mut(end - at);
+        pieces.push(piece);
+        (rest, at) = (tail, end);
+    }
+    pieces
+}
+
 /// The sequence with every chosen pair replaced by its symbol, left to right within chunks
 /// of [`COUNT_CHUNK`] symbols (a pair across two chunks stays apart); `after[a]` is the pair
 /// that starts with `a` (no two chosen pairs share a symbol), as (second, new symbol).
@@ -778,14 +791,8 @@ fn replace_pairs(sequence: &mut Vec<u16>, after: &[Option<(u16, u16)>]) {
         let chunk_ends = piece_ends(chunk.len(), |end| after[usize::from(chunk[end - 1])].is_none());
         ends.extend(chunk_ends.into_iter().map(|end| c * COUNT_CHUNK + end));
     }
-    let mut pieces = Vec::with_capacity(ends.len());
-    let (mut rest, mut at) = (&mut sequence[..], 0);
-    for &end in &ends {
-        let (piece, tail) = rest.split_at_mut(end - at);
-        pieces.push(piece);
-        (rest, at) = (tail, end);
-    }
-    let kept: Vec<usize> = pieces.into_par_iter().map(|piece| replace_in_piece(piece, after)).collect();
+    let kept: Vec<usize> =
+        cut_at(sequence, &ends).into_par_iter().map(|piece| replace_in_piece(piece, after)).collect();
     // Close the gaps the pieces left behind.
     let (mut start, mut written) = (0, 0);
     for (&end, kept) in ends.iter().zip(kept) {
@@ -1383,19 +1390,16 @@ impl Decoder {
     /// decompressor's read).
     pub fn decode_all(&self, bytes: &[u8]) -> Result<Vec<u8>, DecodeError> {
         // Each block writes its own part of the result, where its first slots say.
-        let mut values = vec![0u8; self.slots as usize];
-        let mut pieces = Vec::with_capacity(self.blocks as usize);
-        let (mut rest, mut at) = (&mut values[..], 0u64);
+        let mut ends = Vec::with_capacity(self.blocks as usize);
         for block in 0..self.blocks {
             let end = self.first_slot(bytes, block + 1);
-            let len = (end.checked_sub(at))
-                .filter(|&len| len <= rest.len() as u64)
-                .ok_or(DecodeError::DamagedBlock(block))?;
-            let (piece, tail) = std::mem::take(&mut rest).split_at_mut(len as usize);
-            (rest, at) = (tail, end);
-            pieces.push(piece);
+            if end < ends.last().map_or(0, |&at| at as u64) || end > self.slots {
+                return Err(DecodeError::DamagedBlock(block));
+            }
+            ends.push(end as usize);
         }
-        pieces
+        let mut values = vec![0u8; self.slots as usize];
+        cut_at(&mut values, &ends)
             .into_par_iter()
             .enumerate()
             .try_for_each(|(block, piece)| self.expand_block(bytes, block as u64, piece))?;
