@@ -210,19 +210,20 @@ pub fn encode(
     for (i, &b) in leaves.iter().enumerate() {
         leaf_of[usize::from(b)] = i as u16;
     }
-    let mut sequence = vec![0u16; values.len()];
-    sequence.par_chunks_mut(FILL_CHUNK).enumerate().for_each(|(c, chunk)| {
-        let start = c * FILL_CHUNK;
+    // The leaves of the slots `start..start + out.len()`, written to `out`.
+    let fill = |start: usize, out: &mut [u16]| {
         let mut previous = (0..start).rev().find(|&slot| !dont_care(slot)).map_or(first, |slot| repeated(values[slot]));
-        for (out, slot) in chunk.iter_mut().zip(start..) {
+        for (out, slot) in out.iter_mut().zip(start..) {
             let byte = if dont_care(slot) { previous } else { values[slot] };
             previous = repeated(byte);
             *out = leaf_of[usize::from(byte)];
         }
-    });
+    };
     let mut pairs: Vec<(u16, u16)> = Vec::new();
     let mut lengths = vec![1u64; leaves.len()];
     progress.phase("grammar of pairs", (MAX_SYMBOLS - leaves.len()) as u64);
+    let mut sequence = first_pass(values.len(), fill, &mut pairs, &mut lengths);
+    progress.advance(pairs.len() as u64);
     while lengths.len() < MAX_SYMBOLS {
         let symbols = lengths.len();
         let chosen = most_frequent_pairs(&sequence, &lengths, (MAX_SYMBOLS - symbols).min(pairs_per_pass(symbols)));
@@ -581,13 +582,79 @@ fn pairs_per_pass(symbols: usize) -> usize {
     PAIRS_PER_PASS.max(symbols / SYMBOLS_PER_NEW_PAIR)
 }
 
+/// The chunks of [`COUNT_CHUNK`] symbols of a sequence of `len` whose pairs a pass counts: a
+/// long sequence is counted on an evenly spread sample of them, which picks the same frequent
+/// pairs at a fraction of the cost.
+fn counted_chunks(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    (0..len.div_ceil(COUNT_CHUNK))
+        .step_by((len / COUNTED_SYMBOLS).max(1))
+        .map(move |c| c * COUNT_CHUNK..((c + 1) * COUNT_CHUNK).min(len))
+}
+
+/// The grammar's first pass over the leaves of `slots` slots (`fill(start, out)` writes those
+/// of the slots from `start` on into `out`), without holding them all at once: the counted
+/// chunks are made first and the pairs chosen from them, then each chunk is made again and
+/// replaced before the next batch. The same pairs and the same sequence as a pass over the
+/// whole leaf sequence, whose replacements never cross a chunk either; but a 5-piece table's
+/// sequence is some 20 GB at two bytes a slot, and about 60% of that after the pass.
+/// `pairs` and `lengths` grow by the pairs chosen.
+fn first_pass(
+    slots: usize,
+    fill: impl Fn(usize, &mut [u16]) + Sync,
+    pairs: &mut Vec<(u16, u16)>,
+    lengths: &mut Vec<u64>,
+) -> Vec<u16> {
+    let made = |range: std::ops::Range<usize>| {
+        let mut chunk = vec![0u16; range.len()];
+        fill(range.start, &mut chunk);
+        chunk
+    };
+    let symbols = lengths.len();
+    let chosen = {
+        let counted: Vec<Vec<u16>> = counted_chunks(slots).collect::<Vec<_>>().into_par_iter().map(made).collect();
+        let counted: Vec<&[u16]> = counted.iter().map(Vec::as_slice).collect();
+        most_frequent_pairs_of(&counted, lengths, (MAX_SYMBOLS - symbols).min(pairs_per_pass(symbols)))
+    };
+    let mut after = vec![None; symbols];
+    for &(a, b) in &chosen {
+        after[usize::from(a)] = Some((b, lengths.len() as u16));
+        pairs.push((a, b));
+        lengths.push(lengths[usize::from(a)] + lengths[usize::from(b)]);
+    }
+    /// Chunks made and replaced at once: what is held besides the sequence.
+    const BATCH_CHUNKS: usize = 64;
+    let chunks: Vec<std::ops::Range<usize>> =
+        (0..slots.div_ceil(COUNT_CHUNK)).map(|c| c * COUNT_CHUNK..((c + 1) * COUNT_CHUNK).min(slots)).collect();
+    // Room for every slot, of which only what is written takes memory.
+    let mut sequence = Vec::with_capacity(slots);
+    for batch in chunks.chunks(BATCH_CHUNKS) {
+        let replaced: Vec<Vec<u16>> = batch
+            .par_iter()
+            .map(|range| {
+                let mut chunk = made(range.clone());
+                let kept = replace_in_piece(&mut chunk, &after);
+                chunk.truncate(kept);
+                chunk
+            })
+            .collect();
+        replaced.iter().for_each(|chunk| sequence.extend_from_slice(chunk));
+    }
+    sequence
+}
+
 /// Up to `wanted` pairs of adjacent symbols, most frequent first, each occurring at least
 /// [`MIN_PAIR_COUNT`] times and standing for at most [`MAX_SYMBOL_SLOTS`] slots, no two
 /// sharing a symbol (so that replacing them all in one pass counts what was counted). Runs
 /// `aaaa` count as two `aa`, not three. `lengths` has the slots of every symbol so far.
 fn most_frequent_pairs(sequence: &[u16], lengths: &[u64], wanted: usize) -> Vec<(u16, u16)> {
+    let chunks: Vec<&[u16]> = counted_chunks(sequence.len()).map(|c| &sequence[c.start..c.end]).collect();
+    most_frequent_pairs_of(&chunks, lengths, wanted)
+}
+
+/// [`most_frequent_pairs`] of a sequence, from the chunks of it that [`counted_chunks`] names.
+fn most_frequent_pairs_of(chunks: &[&[u16]], lengths: &[u64], wanted: usize) -> Vec<(u16, u16)> {
     let symbols = lengths.len();
-    let mut ranked = counted_pairs(sequence, symbols);
+    let mut ranked = counted_pairs(chunks, symbols);
     let by_count = |&(pair, n): &(u32, u32)| (std::cmp::Reverse(n), pair);
     // The choice rarely reads far down the ranking: the most frequent pairs are put in order
     // first, and the rest only if the choice runs through them.
@@ -621,15 +688,9 @@ fn most_frequent_pairs(sequence: &[u16], lengths: &[u64], wanted: usize) -> Vec<
 }
 
 /// Every pair of adjacent symbols (`a·symbols + b`) that occurs at least [`MIN_PAIR_COUNT`]
-/// times in the counted chunks, with its count, in no particular order.
-fn counted_pairs(sequence: &[u16], symbols: usize) -> Vec<(u32, u32)> {
-    // A long sequence is counted on an evenly spread sample of its chunks, which picks the
-    // same frequent pairs at a fraction of the cost.
-    let stretches: Vec<Stretch> = sequence
-        .chunks(COUNT_CHUNK)
-        .step_by((sequence.len() / COUNTED_SYMBOLS).max(1))
-        .flat_map(|chunk| Stretch::split(chunk, PairWalk::RunsApart))
-        .collect();
+/// times in these chunks (each walked apart), with its count, in no particular order.
+fn counted_pairs(chunks: &[&[u16]], symbols: usize) -> Vec<(u32, u32)> {
+    let stretches: Vec<Stretch> = chunks.iter().flat_map(|chunk| Stretch::split(chunk, PairWalk::RunsApart)).collect();
     PairGroups::new(&stretches, symbols).counted(|a, seconds, kept| {
         let frequent = seconds.iter().filter(|&&(_, n)| n >= MIN_PAIR_COUNT);
         kept.extend(frequent.map(|&(b, n)| ((a * symbols + usize::from(b)) as u32, n)));
@@ -1461,11 +1522,37 @@ mod tests {
             let plain = counted_plainly(&sequence, symbols);
             let mut expected: Vec<(u32, u32)> =
                 (0..plain.len()).filter(|&p| plain[p] >= MIN_PAIR_COUNT).map(|p| (p as u32, plain[p])).collect();
-            let mut counted = counted_pairs(&sequence, symbols);
+            let chunks: Vec<&[u16]> = counted_chunks(sequence.len()).map(|c| &sequence[c]).collect();
+            let mut counted = counted_pairs(&chunks, symbols);
             counted.sort_unstable();
             expected.sort_unstable();
             assert!(!expected.is_empty());
             assert_eq!(counted, expected, "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn the_first_pass_made_chunk_by_chunk_is_a_pass_over_the_whole_sequence() {
+        // Short enough to be counted whole, and long enough to be counted on a sample.
+        for (seed, len) in [(4, 3 * COUNT_CHUNK + 777), (5, 2 * COUNTED_SYMBOLS + 5 * COUNT_CHUNK / 2)] {
+            let leaves = 40;
+            let whole = runs(len, leaves as u16, seed);
+            let lengths = vec![1u64; leaves];
+            let chosen = most_frequent_pairs(&whole, &lengths, pairs_per_pass(leaves));
+            assert!(chosen.len() > 4, "seed {seed}");
+            let mut after = vec![None; leaves];
+            for (i, &(a, b)) in chosen.iter().enumerate() {
+                after[usize::from(a)] = Some((b, (leaves + i) as u16));
+            }
+            let mut expected = whole.clone();
+            replace_pairs(&mut expected, &after);
+
+            let (mut pairs, mut lengths) = (Vec::new(), lengths);
+            let fill = |start: usize, out: &mut [u16]| out.copy_from_slice(&whole[start..start + out.len()]);
+            let sequence = first_pass(len, fill, &mut pairs, &mut lengths);
+            assert_eq!(pairs, chosen, "seed {seed}");
+            assert_eq!(lengths.len(), leaves + chosen.len());
+            assert!(sequence == expected, "seed {seed}: the sequences differ");
         }
     }
 
