@@ -586,9 +586,13 @@ fn pairs_per_pass(symbols: usize) -> usize {
 /// long sequence is counted on an evenly spread sample of them, which picks the same frequent
 /// pairs at a fraction of the cost.
 fn counted_chunks(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
-    (0..len.div_ceil(COUNT_CHUNK))
-        .step_by((len / COUNTED_SYMBOLS).max(1))
-        .map(move |c| c * COUNT_CHUNK..((c + 1) * COUNT_CHUNK).min(len))
+    chunks(len).step_by((len / COUNTED_SYMBOLS).max(1))
+}
+
+/// The chunks of [`COUNT_CHUNK`] symbols of a sequence of `len`, within which pairs are
+/// counted and replaced.
+fn chunks(len: usize) -> impl Iterator<Item = std::ops::Range<usize>> {
+    (0..len.div_ceil(COUNT_CHUNK)).map(move |c| c * COUNT_CHUNK..((c + 1) * COUNT_CHUNK).min(len))
 }
 
 /// The grammar's first pass over the leaves of `slots` slots (`fill(start, out)` writes those
@@ -623,8 +627,7 @@ fn first_pass(
     }
     /// Chunks made and replaced at once: what is held besides the sequence.
     const BATCH_CHUNKS: usize = 64;
-    let chunks: Vec<std::ops::Range<usize>> =
-        (0..slots.div_ceil(COUNT_CHUNK)).map(|c| c * COUNT_CHUNK..((c + 1) * COUNT_CHUNK).min(slots)).collect();
+    let chunks: Vec<std::ops::Range<usize>> = chunks(slots).collect();
     // Room for every slot, of which only what is written takes memory.
     let mut sequence = Vec::with_capacity(slots);
     for batch in chunks.chunks(BATCH_CHUNKS) {
