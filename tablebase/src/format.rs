@@ -488,7 +488,14 @@ impl Header {
 
     /// The whole file this header heads, with `body` and the overflow table.
     pub(crate) fn file_with(&self, body: &[u8], overflow: &[(u64, u32)]) -> Vec<u8> {
-        [self.to_bytes(), body.to_vec(), self.padding(), overflow_bytes(overflow)].concat()
+        // Written into one buffer of the file's size: a table's body may be gigabytes, and
+        // copying it before joining the pieces held it three times over.
+        let (header, padding, overflow) = (self.to_bytes(), self.padding(), overflow_bytes(overflow));
+        let mut file = Vec::with_capacity(header.len() + body.len() + padding.len() + overflow.len());
+        for piece in [&header[..], body, &padding, &overflow] {
+            file.extend_from_slice(piece);
+        }
+        file
     }
 
     /// Offset of the overflow table.
