@@ -1462,6 +1462,16 @@ impl Decoder {
     /// Every stored byte, in slot order, blocks decoded in parallel (the audit's and the
     /// decompressor's read).
     pub fn decode_all(&self, bytes: &[u8]) -> Result<Vec<u8>, DecodeError> {
+        let mut values = vec![0u8; self.slots as usize];
+        self.decode_into(bytes, &mut values)?;
+        Ok(values)
+    }
+
+    /// [`Decoder::decode_all`] into `values`, one byte per slot.
+    pub fn decode_into(&self, bytes: &[u8], values: &mut [u8]) -> Result<(), DecodeError> {
+        if values.len() as u64 != self.slots {
+            return Err(DecodeError::Malformed("a buffer of another size than the slots"));
+        }
         // Each block writes its own part of the result, where its first slots say.
         let mut ends = Vec::with_capacity(self.blocks as usize);
         for block in 0..self.blocks {
@@ -1471,12 +1481,10 @@ impl Decoder {
             }
             ends.push(end as usize);
         }
-        let mut values = vec![0u8; self.slots as usize];
-        cut_at(&mut values, &ends)
+        cut_at(values, &ends)
             .into_par_iter()
             .enumerate()
-            .try_for_each(|(block, piece)| self.expand_block(bytes, block as u64, piece))?;
-        Ok(values)
+            .try_for_each(|(block, piece)| self.expand_block(bytes, block as u64, piece))
     }
 }
 

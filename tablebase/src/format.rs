@@ -488,14 +488,45 @@ impl Header {
 
     /// The whole file this header heads, with `body` and the overflow table.
     pub(crate) fn file_with(&self, body: &[u8], overflow: &[(u64, u32)]) -> Vec<u8> {
-        // Written into one buffer of the file's size: a table's body may be gigabytes, and
-        // copying it before joining the pieces held it three times over.
+        let written: Result<_, std::convert::Infallible> = self.assembled(overflow, |out| {
+            out.copy_from_slice(body);
+            Ok(())
+        });
+        written.unwrap_or_else(|never| match never {})
+    }
+
+    /// The whole file of this header, not yet summed, with the body that `write_body` writes
+    /// into its place, and the header's checksum then computed over the file and put in it:
+    /// a body decoded straight into the file is never held twice.
+    pub(crate) fn summed_file_written_in_place<E>(
+        mut self,
+        overflow: &[(u64, u32)],
+        write_body: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<Vec<u8>, E> {
+        self.checksum = 0;
+        let mut file = self.assembled(overflow, write_body)?;
+        // The checksum of the file with its own field read as zero, as `summed` computes it.
+        let checksum = xxhash_rust::xxh3::xxh3_64(&file);
+        file[layout::CHECKSUM].copy_from_slice(&checksum.to_le_bytes());
+        Ok(file)
+    }
+
+    /// The pieces of the file written into one buffer of its size: a table's body may be
+    /// gigabytes, and joining copies of the pieces held it three times over.
+    fn assembled<E>(
+        &self,
+        overflow: &[(u64, u32)],
+        write_body: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<Vec<u8>, E> {
         let (header, padding, overflow) = (self.to_bytes(), self.padding(), overflow_bytes(overflow));
-        let mut file = Vec::with_capacity(header.len() + body.len() + padding.len() + overflow.len());
-        for piece in [&header[..], body, &padding, &overflow] {
-            file.extend_from_slice(piece);
-        }
-        file
+        let body = self.compressed_bytes.unwrap_or(self.slots) as usize;
+        let mut file = vec![0u8; header.len() + body + padding.len() + overflow.len()];
+        let (head, rest) = file.split_at_mut(header.len());
+        head.copy_from_slice(&header);
+        let (body, rest) = rest.split_at_mut(body);
+        write_body(body)?;
+        rest[padding.len()..].copy_from_slice(&overflow);
+        Ok(file)
     }
 
     /// Offset of the overflow table.

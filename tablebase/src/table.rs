@@ -5,7 +5,7 @@ use std::path::Path;
 use memmap2::Mmap;
 use rayon::prelude::*;
 use shogi4_engine::{Children, MaterialIndex, Move, Position};
-use xxhash_rust::xxh3::Xxh3;
+use xxhash_rust::xxh3::{xxh3_64, Xxh3};
 
 use crate::compressed::{DecodeError, Decoder};
 use crate::format::{decode, layout, CorruptValue, Damage, FormatError, Header, TableError};
@@ -94,12 +94,16 @@ impl<B: AsRef<[u8]>> Table<B> {
     /// Of a compressed table, the stored bytes made the values: the rules' win in 1 wherever
     /// they decide the slot.
     fn fill_decided_slots(&self, values: &mut std::borrow::Cow<'_, [u8]>) {
-        if self.decoder.is_none() {
-            return;
+        if self.decoder.is_some() {
+            self.fill_decided(values.to_mut());
         }
+    }
+
+    /// The rules' win in 1 written wherever they decide the slot.
+    fn fill_decided(&self, values: &mut [u8]) {
         let decided = self.rules_decided(&crate::Silent);
         let win_in_one = Value::Win(1).encode();
-        values.to_mut().par_iter_mut().enumerate().for_each(|(slot, value)| {
+        values.par_iter_mut().enumerate().for_each(|(slot, value)| {
             if decided.contains(slot) {
                 *value = win_in_one;
             }
@@ -290,17 +294,31 @@ impl<B: AsRef<[u8]>> Table<B> {
     /// The same table as a plain file (format version 1), whole: for a table that came from a
     /// plain one, that file byte for byte. Read back and checked before it is handed over.
     pub fn to_plain(&self) -> Result<Vec<u8>, FormatError> {
-        let table = crate::format::SolvedTable {
-            material: self.header.material,
-            values: self.decompressed_values()?.into_owned(),
-            overflow: self.overflow_entries(),
-            statistics: self.header.statistics.clone(),
-        };
-        let copy = Table::new(table.to_bytes())?;
-        if copy.verified_values()?[..] != table.values[..] {
-            return Err(FormatError::InconsistentHeader("the plain values differ from the source's"));
+        // The values are decoded straight into the file (a 5-piece table's are gigabytes):
+        // each block was checked against its checksum as it was decoded, and what is checked
+        // below is that the file holds them where its header says, intact.
+        let overflow = self.overflow_entries();
+        let header = Header::unsummed(self.header.material, self.header.slots, &self.header.statistics, &overflow);
+        let body = header.values_offset as usize..(header.values_offset + header.slots) as usize;
+        let file = header.summed_file_written_in_place(&overflow, |values| self.values_into(values))?;
+        let written = xxh3_64(&file[body]);
+        let copy = Table::new(file)?;
+        if xxh3_64(&copy.verified_values()?) != written {
+            return Err(FormatError::InconsistentHeader("the plain values are not where they were written"));
         }
         Ok(copy.bytes)
+    }
+
+    /// The values (those of [`Table::decompressed_values`]) written into `out`, a byte per slot.
+    fn values_into(&self, out: &mut [u8]) -> Result<(), FormatError> {
+        match &self.decoder {
+            None => out.copy_from_slice(self.values().expect("a plain table")),
+            Some(decoder) => {
+                decoder.decode_into(self.section(), out).map_err(FormatError::Compressed)?;
+                self.fill_decided(out);
+            }
+        }
+        Ok(())
     }
 
     /// Recomputes the checksum of the whole file and checks the overflow table against the
