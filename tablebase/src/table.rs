@@ -272,6 +272,7 @@ impl<B: AsRef<[u8]>> Table<B> {
         let mut header = Header::unsummed(self.header.material, self.header.slots, &self.header.statistics, &overflow);
         header.compressed_bytes = Some(section.len() as u64);
         let copy = Table::new(header.summed(&section, &overflow).file_with(&section, &overflow))?;
+        drop(section);
         // Read back through the reader's checks (the file's checksum, the index's, every
         // block's, the overflow table) before it is handed over; the slots the rules decide
         // need no second pass of the rules, since `decided` says where they are.
