@@ -225,17 +225,11 @@ pub fn encode(
     let mut sequence = first_pass(values.len(), fill, &mut pairs, &mut lengths);
     progress.advance(pairs.len() as u64);
     while lengths.len() < MAX_SYMBOLS {
-        let symbols = lengths.len();
-        let chosen = most_frequent_pairs(&sequence, &lengths, (MAX_SYMBOLS - symbols).min(pairs_per_pass(symbols)));
+        let chosen = most_frequent_pairs(&sequence, &lengths, pairs_per_pass(lengths.len()));
         if chosen.is_empty() {
             break;
         }
-        let mut after = vec![None; symbols];
-        for &(a, b) in &chosen {
-            after[usize::from(a)] = Some((b, lengths.len() as u16));
-            pairs.push((a, b));
-            lengths.push(lengths[usize::from(a)] + lengths[usize::from(b)]);
-        }
+        let after = adopt(&chosen, &mut pairs, &mut lengths);
         replace_pairs(&mut sequence, &after);
         if sequence.len() < sequence.capacity() / 2 {
             // Early passes halve the sequence: its memory goes back as it shrinks.
@@ -577,9 +571,22 @@ impl Blocks {
 /// grammar grows. Every pass walks the whole sequence twice (counting, replacing), and late
 /// passes change little of it, so fewer, larger passes save most of the grammar's time; the
 /// pairs a larger pass takes further down its ranking are about as frequent as those the next
-/// passes would have taken.
+/// passes would have taken. Never more than [`MAX_SYMBOLS`] leaves room for.
 fn pairs_per_pass(symbols: usize) -> usize {
-    PAIRS_PER_PASS.max(symbols / SYMBOLS_PER_NEW_PAIR)
+    PAIRS_PER_PASS.max(symbols / SYMBOLS_PER_NEW_PAIR).min(MAX_SYMBOLS - symbols)
+}
+
+/// The `chosen` pairs made new symbols: `pairs` and `lengths` grow by them. Returns, for each
+/// symbol before them, the pair it starts as (second symbol, new symbol), as
+/// [`replace_pairs`] takes it.
+fn adopt(chosen: &[(u16, u16)], pairs: &mut Vec<(u16, u16)>, lengths: &mut Vec<u64>) -> Vec<Option<(u16, u16)>> {
+    let mut after = vec![None; lengths.len()];
+    for &(a, b) in chosen {
+        after[usize::from(a)] = Some((b, lengths.len() as u16));
+        pairs.push((a, b));
+        lengths.push(lengths[usize::from(a)] + lengths[usize::from(b)]);
+    }
+    after
 }
 
 /// The chunks of [`COUNT_CHUNK`] symbols of a sequence of `len` whose pairs a pass counts: a
@@ -613,18 +620,13 @@ fn first_pass(
         fill(range.start, &mut chunk);
         chunk
     };
-    let symbols = lengths.len();
     let chosen = {
+        let symbols = lengths.len();
         let counted: Vec<Vec<u16>> = counted_chunks(slots).collect::<Vec<_>>().into_par_iter().map(made).collect();
         let counted: Vec<&[u16]> = counted.iter().map(Vec::as_slice).collect();
-        most_frequent_pairs_of(&counted, lengths, (MAX_SYMBOLS - symbols).min(pairs_per_pass(symbols)))
+        most_frequent_pairs_of(&counted, lengths, pairs_per_pass(symbols))
     };
-    let mut after = vec![None; symbols];
-    for &(a, b) in &chosen {
-        after[usize::from(a)] = Some((b, lengths.len() as u16));
-        pairs.push((a, b));
-        lengths.push(lengths[usize::from(a)] + lengths[usize::from(b)]);
-    }
+    let after = adopt(&chosen, pairs, lengths);
     /// Chunks made and replaced at once: what is held besides the sequence.
     const BATCH_CHUNKS: usize = 64;
     let chunks: Vec<std::ops::Range<usize>> = chunks(slots).collect();
@@ -650,7 +652,7 @@ fn first_pass(
 /// sharing a symbol (so that replacing them all in one pass counts what was counted). Runs
 /// `aaaa` count as two `aa`, not three. `lengths` has the slots of every symbol so far.
 fn most_frequent_pairs(sequence: &[u16], lengths: &[u64], wanted: usize) -> Vec<(u16, u16)> {
-    let chunks: Vec<&[u16]> = counted_chunks(sequence.len()).map(|c| &sequence[c.start..c.end]).collect();
+    let chunks: Vec<&[u16]> = counted_chunks(sequence.len()).map(|c| &sequence[c]).collect();
     most_frequent_pairs_of(&chunks, lengths, wanted)
 }
 
