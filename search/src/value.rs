@@ -108,6 +108,19 @@
 //! so the re-searches they cause cost little; the careful set at 2 M nodes went from 122 to 119
 //! proven as a value (a changed search order), and the code was dropped.
 //!
+//! **Three more tried and dropped**, at 2 M nodes a position (`scripts/search-reach.sh 200
+//! 2000000n`; as kept, careful play 122, random 159 and self-play 130 proven as a value):
+//! - The root favouring "win?", which alone proves three times as many careful-play positions
+//!   as "loss?": going on with it until its proof number passes two or four times the other
+//!   question's instead of once: careful 124 and 122, random 159 and 158 (three times: 158),
+//!   self-play 130 and 130; at 8 M nodes, careful 145 against 145.
+//! - A child's starting proof number raised by what deepening refuted for it: times
+//!   `1 + r/2`, `1 + r/4` or `1 + r/8` for a child known not to win (or lose) within `r`
+//!   plies: careful 125, 120 and 123, the spread of any changed order.
+//! - The summed side of each node's numbers damped, between the sum kept and the weak proof
+//!   numbers above: the largest child's number plus half, or a quarter, of the others': careful
+//!   121 and 98 (the depth-bounded search's numbers damped too: exactly 29 and 18 against 36).
+//!
 //! **No symmetries in the tables.** The fact table is keyed by the position as it stands, not
 //! by a canonical image under the mirror and the colour flip. Counted before deciding: of
 //! 24.7 M fact-table misses of the value search (60 careful-play positions, 1 M nodes each),
