@@ -120,8 +120,10 @@ const COUNT_CHUNK: usize = 1 << 20;
 /// Symbols per stretch or piece of a chunk, about, when its pairs are counted or replaced in
 /// parallel.
 const STRETCH_SYMBOLS: usize = 1 << 17;
-/// First symbols per parallel job when counting pairs grouped by their first symbol.
+/// First symbols per parallel job at most when counting pairs grouped by their first symbol.
 const RANKED_FIRSTS: usize = 256;
+/// Parallel jobs per thread when counting pairs grouped by their first symbol.
+const JOBS_PER_THREAD: usize = 8;
 /// Symbols counted at most in one pass: a longer sequence is counted on a sample.
 const COUNTED_SYMBOLS: usize = 1 << 23;
 /// A pair becomes a symbol only if it occurs this often (fewer do not pay for their rule).
@@ -756,16 +758,38 @@ impl PairGroups {
         PairGroups { stretches, symbols }
     }
 
+    /// The first symbols cut into runs of about equal numbers of pairs, one parallel job each:
+    /// a few symbols hold most pairs in the early passes, when there are too few symbols for
+    /// runs of equal length to keep every core busy.
+    fn jobs(&self) -> Vec<std::ops::Range<usize>> {
+        let pairs_of =
+            |a: usize| -> usize { self.stretches.iter().map(|(end, _)| (end[a + 1] - end[a]) as usize).sum() };
+        let pairs: Vec<usize> = (0..self.symbols).map(pairs_of).collect();
+        let per_job = (pairs.iter().sum::<usize>() / (rayon::current_num_threads() * JOBS_PER_THREAD)).max(1);
+        let mut jobs = Vec::new();
+        let (mut start, mut taken) = (0, 0);
+        for (a, &n) in pairs.iter().enumerate() {
+            taken += n;
+            if taken >= per_job || a + 1 - start == RANKED_FIRSTS {
+                jobs.push(start..a + 1);
+                (start, taken) = (a + 1, 0);
+            }
+        }
+        if start < self.symbols {
+            jobs.push(start..self.symbols);
+        }
+        jobs
+    }
+
     /// What `keep` adds to the list for each first symbol's counted pairs (each second symbol
     /// once, with its count, in the order first met), first symbol after first symbol.
     fn counted<T: Send>(&self, keep: impl Fn(usize, &[(u16, u32)], &mut Vec<T>) + Sync) -> Vec<T> {
-        let firsts: Vec<usize> = (0..self.symbols).collect();
-        firsts
-            .par_chunks(RANKED_FIRSTS)
+        self.jobs()
+            .into_par_iter()
             .flat_map_iter(|firsts| {
                 let mut row = vec![0u32; self.symbols];
                 let (mut seconds, mut kept) = (Vec::new(), Vec::new());
-                for &a in firsts {
+                for a in firsts {
                     let groups =
                         || self.stretches.iter().map(|(end, seconds)| &seconds[end[a] as usize..end[a + 1] as usize]);
                     for group in groups() {
