@@ -1509,6 +1509,29 @@ impl Decoder {
             return Err(DecodeError::Malformed("a buffer of another size than the slots"));
         }
         // Each block writes its own part of the result, where its first slots say.
+        cut_at(values, &self.block_ends(bytes)?)
+            .into_par_iter()
+            .enumerate()
+            .try_for_each(|(block, piece)| self.expand_block(bytes, block as u64, piece))
+    }
+
+    /// Every block decoded, in parallel, and handed to `visit` with the slot it starts at:
+    /// the checks of [`Decoder::decode_all`] without ever holding more than a block's values
+    /// per thread (a 5-piece table's are gigabytes).
+    pub fn for_each_block(&self, bytes: &[u8], visit: impl Fn(u64, &[u8]) + Sync) -> Result<(), DecodeError> {
+        let ends = self.block_ends(bytes)?;
+        (0..ends.len()).into_par_iter().try_for_each_init(Vec::new, |values, block| {
+            let first = if block == 0 { 0 } else { ends[block - 1] };
+            values.resize(ends[block] - first, 0);
+            self.expand_block(bytes, block as u64, values)?;
+            visit(first as u64, values);
+            Ok(())
+        })
+    }
+
+    /// The slot after each block's last, checked to rise and to stay within the table (the
+    /// last block's is the slot count).
+    fn block_ends(&self, bytes: &[u8]) -> Result<Vec<usize>, DecodeError> {
         let mut ends = Vec::with_capacity(self.blocks as usize);
         for block in 0..self.blocks {
             let end = self.first_slot(bytes, block + 1);
@@ -1517,10 +1540,7 @@ impl Decoder {
             }
             ends.push(end as usize);
         }
-        cut_at(values, &ends)
-            .into_par_iter()
-            .enumerate()
-            .try_for_each(|(block, piece)| self.expand_block(bytes, block as u64, piece))
+        Ok(ends)
     }
 }
 

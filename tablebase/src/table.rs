@@ -1,6 +1,7 @@
 //! Reading a table: over any byte slice, or a memory-mapped file. One O(1) lookup per probe.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
 use memmap2::Mmap;
 use rayon::prelude::*;
@@ -274,21 +275,32 @@ impl<B: AsRef<[u8]>> Table<B> {
         let copy = Table::new(header.summed(&section, &overflow).file_with(&section, &overflow))?;
         drop(section);
         // Read back through the reader's checks (the file's checksum, the index's, every
-        // block's, the overflow table) before it is handed over; the slots the rules decide
-        // need no second pass of the rules, since `decided` says where they are.
-        let stored = copy.verified_stored_values()?;
+        // block's, the overflow table) before it is handed over, each block compared with the
+        // source as it is decoded: the whole table decoded at once would be as large as the
+        // source again. The slots the rules decide need no second pass of the rules, since
+        // `decided` says where they are.
+        copy.check_file_checksum()?;
+        let decoder = copy.decoder.as_ref().expect("a compressed table has a decoder");
+        let (escapes, differs) = (AtomicU64::new(0), AtomicBool::new(false));
         let win_in_one = Value::Win(1).encode();
-        let same = (values.par_iter().zip(stored.par_iter()).enumerate()).all(|(slot, (&value, &stored))| {
-            if decided.contains(slot) {
-                value == win_in_one
-            } else {
-                value == stored
-            }
-        });
-        if !same {
+        decoder
+            .for_each_block(copy.section(), |first, stored| {
+                escapes.fetch_add(stored.iter().filter(|&&b| b == OVERFLOW_CODE).count() as u64, Relaxed);
+                let same = stored.iter().zip(first as usize..).all(|(&stored, slot)| {
+                    let expected = if decided.contains(slot) { win_in_one } else { stored };
+                    values[slot] == expected
+                });
+                if !same {
+                    differs.store(true, Relaxed);
+                }
+            })
+            .map_err(FormatError::Compressed)?;
+        copy.check_overflow(escapes.into_inner(), |slot| {
+            decoder.byte(copy.section(), slot).map_err(FormatError::Compressed)
+        })?;
+        if differs.into_inner() {
             return Err(FormatError::InconsistentHeader("the compressed values differ from the source's"));
         }
-        drop(stored);
         Ok(copy.bytes)
     }
 
@@ -347,6 +359,16 @@ impl<B: AsRef<[u8]>> Table<B> {
     /// The checks of [`Table::verified_values`] but the last, on the stored bytes (those of
     /// [`Table::stored_values`]), which it hands back.
     fn verified_stored_values(&self) -> Result<std::borrow::Cow<'_, [u8]>, FormatError> {
+        self.check_file_checksum()?;
+        // Of a compressed table, decoding checks every block against its checksum too.
+        let values = self.stored_values()?;
+        let escapes = values.iter().filter(|&&b| b == OVERFLOW_CODE).count() as u64;
+        self.check_overflow(escapes, |slot| Ok(values[slot as usize]))?;
+        Ok(values)
+    }
+
+    /// The checksum over the whole file (its own field read as zeros).
+    fn check_file_checksum(&self) -> Result<(), FormatError> {
         let bytes = self.bytes.as_ref();
         let mut hasher = Xxh3::new();
         hasher.update(&bytes[..layout::CHECKSUM.start]);
@@ -356,22 +378,26 @@ impl<B: AsRef<[u8]>> Table<B> {
         if found != self.header.checksum {
             return Err(FormatError::Checksum { expected: self.header.checksum, found });
         }
-        // Of a compressed table, decoding checks every block against its checksum too.
-        let values = self.stored_values()?;
-        let escapes = values.iter().filter(|&&b| b == OVERFLOW_CODE).count() as u64;
+        Ok(())
+    }
+
+    /// The overflow table against the stored bytes (`escapes` of them the overflow escape,
+    /// `stored(slot)` one of them): an entry for each escape, each for a slot holding one, with
+    /// a distance too long for a byte, in slot order.
+    fn check_overflow(&self, escapes: u64, stored: impl Fn(u64) -> Result<u8, FormatError>) -> Result<(), FormatError> {
         if escapes != self.header.overflow_entries {
             return Err(FormatError::BadOverflow("entry count differs from the number of 255 bytes"));
         }
         for i in 0..self.header.overflow_entries as usize {
             let (slot, dtw) = self.overflow_entry(i);
-            if slot >= self.header.slots || values[slot as usize] != OVERFLOW_CODE || dtw <= MAX_INLINE_DTW {
+            if slot >= self.header.slots || stored(slot)? != OVERFLOW_CODE || dtw <= MAX_INLINE_DTW {
                 return Err(FormatError::BadOverflow("entry for a slot without a 255 byte, or a short distance"));
             }
             if i > 0 && self.overflow_entry(i - 1).0 >= slot {
                 return Err(FormatError::BadOverflow("entries not sorted by slot"));
             }
         }
-        Ok(values)
+        Ok(())
     }
 }
 
