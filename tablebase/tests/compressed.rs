@@ -1,6 +1,6 @@
 //! Compressed tables (format version 4) against the plain tables they come from: every slot,
 //! every probe, the audit, overflow distances, and damage that must never become a wrong
-//! answer.
+//! answer, and the block-by-block read the compressor checks its output with.
 
 use shogi4_engine::{Material, MaterialIndex};
 use shogi4_tablebase::compressed::{encode, Decoder};
@@ -93,6 +93,19 @@ fn runs_past_a_part_start_field_read_back() {
         let section = encode(&values, |_| false, None, parts, &Silent);
         let decoder = Decoder::parse(&section, values.len() as u64).unwrap();
         assert!(decoder.decode_all(&section).unwrap() == values, "{parts} parts");
+        // Block by block (the compressor's read-back): every slot once, where it belongs.
+        let blocks = std::sync::Mutex::new(Vec::new());
+        decoder.for_each_block(&section, |first, bytes| blocks.lock().unwrap().push((first, bytes.to_vec()))).unwrap();
+        let mut blocks = blocks.into_inner().unwrap();
+        assert!(blocks.len() > 1, "{parts} parts: one block");
+        blocks.sort_unstable();
+        let (mut joined, mut next) = (Vec::new(), 0);
+        for (first, bytes) in blocks {
+            assert_eq!(first, next, "{parts} parts: a block not where the one before ends");
+            next += bytes.len() as u64;
+            joined.extend(bytes);
+        }
+        assert!(joined == values, "{parts} parts: the blocks' values differ");
         for slot in (0..values.len()).step_by(997) {
             assert_eq!(decoder.byte(&section, slot as u64), Ok(values[slot]), "{parts} parts, slot {slot}");
         }
