@@ -1495,8 +1495,8 @@ impl Decoder {
         Ok(())
     }
 
-    /// Every stored byte, in slot order, blocks decoded in parallel (the audit's and the
-    /// decompressor's read).
+    /// Every stored byte, in slot order, blocks decoded in parallel (the audit's read, and
+    /// that of a compressed table compressed again).
     pub fn decode_all(&self, bytes: &[u8]) -> Result<Vec<u8>, DecodeError> {
         let mut values = vec![0u8; self.slots as usize];
         self.decode_into(bytes, &mut values)?;

@@ -102,13 +102,7 @@ impl<B: AsRef<[u8]>> Table<B> {
 
     /// The rules' win in 1 written wherever they decide the slot.
     fn fill_decided(&self, values: &mut [u8]) {
-        let decided = self.rules_decided(&crate::Silent);
-        let win_in_one = Value::Win(1).encode();
-        values.par_iter_mut().enumerate().for_each(|(slot, value)| {
-            if decided.contains(slot) {
-                *value = win_in_one;
-            }
-        });
+        self.rules_decided(&crate::Silent).write_win_in_one(values);
     }
 
     /// The slots whose side to move can capture the royal, which the rules decide: in
@@ -263,10 +257,15 @@ impl<B: AsRef<[u8]>> Table<B> {
     /// [`Table::to_compressed`] with `parts` parts per block (1 to
     /// [`crate::compressed::MAX_PARTS`]): more make faster reads and a larger file.
     pub fn to_compressed_in_parts(&self, parts: usize, progress: &dyn crate::Progress) -> Result<Vec<u8>, FormatError> {
-        let values = self.decompressed_values()?;
+        let mut values = self.stored_values()?;
         progress.phase("slots the rules decide", values.len() as u64);
         let decided = self.rules_decided(progress);
         progress.finish_phase();
+        // A compressed source's stored bytes made its values (`decompressed_values`) with this
+        // pass of the rules, not a second one.
+        if self.decoder.is_some() {
+            decided.write_win_in_one(values.to_mut());
+        }
         let longest = self.longest_win().map(|(_, position)| self.index.index_of(&position));
         let section = crate::compressed::encode(&values, |slot| decided.contains(slot), longest, parts, progress);
         let overflow = self.overflow_entries();
@@ -436,5 +435,15 @@ impl DecidedSlots {
     #[inline]
     fn contains(&self, slot: usize) -> bool {
         self.words[slot / 64] >> (slot % 64) & 1 == 1
+    }
+
+    /// The rules' win in 1 written into each of these slots of `values`.
+    fn write_win_in_one(&self, values: &mut [u8]) {
+        let win_in_one = Value::Win(1).encode();
+        values.par_iter_mut().enumerate().for_each(|(slot, value)| {
+            if self.contains(slot) {
+                *value = win_in_one;
+            }
+        });
     }
 }
