@@ -36,6 +36,20 @@
 //! a pass, 3,303,784 at 128, 3,370,800 at 256. The grammar closest to one pair at a time is not
 //! the one that codes smallest under the contexts.
 //!
+//! **Counts kept from pass to pass** (see `PairCounts`). Once the sequence is short enough to
+//! be counted whole (under 2^24 symbols, where no sample is taken), its pair counts are kept
+//! and brought up to date around the pairs each pass replaces, instead of counted again: a
+//! later pass of `KKCFR` replaces some 15,000–90,000 pairs in 2.7–3.9 M symbols, and the
+//! segments whose counts change hold about four symbols per replaced pair. A pass that
+//! replaces more than one pair in `SYMBOLS_PER_UPDATED_SITE` symbols (the first few) is
+//! counted whole as before (the time is flat from one in 4 to one in 32). The same counts, so
+//! the same bytes (`KKCFR`, the default set's 31 games and `KKCFRT` compared with `cmp`):
+//! `KKCFR` compressed in 2.17–2.34 s against 2.65–3.06 s (alternating, 2.8–3.1 s of CPU
+//! against 3.8–4.0 s), at 143 MB peak against 60 MB for the count array. `KKCFRT`'s sequence
+//! stays longer than that and is counted on samples throughout, as before (40.8 s against
+//! 41.2 s). This is what the tried-and-dropped updates below lacked: the chunks' ends are
+//! taken into account as they move, so nothing is counted differently.
+//!
 //! **How far `KKCFR` is from 0.05 byte per position** (2,573,078 bytes for its 51,461,568
 //! positions), against coders that need no random access: `xz -9e` over the whole value array
 //! gives 2,412,872 bytes with the rules' wins in 1 kept as they are, 2,488,608 with them filled
@@ -245,19 +259,36 @@ pub fn encode(
     progress.phase("grammar of pairs", (MAX_SYMBOLS - leaves.len()) as u64);
     let mut sequence = first_pass(values.len(), fill, &mut pairs, &mut lengths);
     progress.advance(pairs.len() as u64);
+    // Once the sequence is counted whole, its counts are kept from pass to pass, and the
+    // pass writes the new sequence beside the old one (`spare` holds the one before).
+    let (mut counts, mut spare): (Option<PairCounts>, Vec<u16>) = (None, Vec::new());
     while lengths.len() < MAX_SYMBOLS {
-        let chosen = most_frequent_pairs(&sequence, &lengths, pairs_per_pass(lengths.len()));
+        let wanted = pairs_per_pass(lengths.len());
+        let counted_whole = sequence.len() < 2 * COUNTED_SYMBOLS;
+        let chosen = if counted_whole {
+            let counts = counts.get_or_insert_with(|| PairCounts::of(&sequence, lengths.len()));
+            chosen_pairs(counts.ranked(lengths.len()), &lengths, wanted)
+        } else {
+            most_frequent_pairs(&sequence, &lengths, wanted)
+        };
         if chosen.is_empty() {
             break;
         }
         let after = adopt(&chosen, &mut pairs, &mut lengths);
-        replace_pairs(&mut sequence, &after);
-        if sequence.len() < sequence.capacity() / 2 {
-            // Early passes halve the sequence: its memory goes back as it shrinks.
-            sequence.shrink_to_fit();
+        if let Some(counts) = counts.as_mut() {
+            let sites = replaced_noting(&sequence, &after, &mut spare);
+            counts.replaced(&sequence, &spare, &sites, lengths.len());
+            std::mem::swap(&mut sequence, &mut spare);
+        } else {
+            replace_pairs(&mut sequence, &after);
+            if sequence.len() < sequence.capacity() / 2 {
+                // Early passes halve the sequence: its memory goes back as it shrinks.
+                sequence.shrink_to_fit();
+            }
         }
         progress.advance(chosen.len() as u64);
     }
+    drop((counts, spare));
     progress.finish_phase();
     let symbols = lengths.len();
     let contexts = Contexts::choose(&sequence, leaves.len(), &pairs, progress);
@@ -658,7 +689,7 @@ fn first_pass(
             .par_iter()
             .map(|range| {
                 let mut chunk = made(range.clone());
-                let kept = replace_in_piece(&mut chunk, &after);
+                let kept = replace_in_piece(&mut chunk, &after, |_| ());
                 chunk.truncate(kept);
                 chunk
             })
@@ -679,8 +710,13 @@ fn most_frequent_pairs(sequence: &[u16], lengths: &[u64], wanted: usize) -> Vec<
 
 /// [`most_frequent_pairs`] of a sequence, from the chunks of it that [`counted_chunks`] names.
 fn most_frequent_pairs_of(chunks: &[&[u16]], lengths: &[u64], wanted: usize) -> Vec<(u16, u16)> {
+    chosen_pairs(counted_pairs(chunks, lengths.len()), lengths, wanted)
+}
+
+/// [`most_frequent_pairs`] from `ranked`: every pair (`a·symbols + b`) counted at least
+/// [`MIN_PAIR_COUNT`] times, with its count, in any order.
+fn chosen_pairs(mut ranked: Vec<(u32, u32)>, lengths: &[u64], wanted: usize) -> Vec<(u16, u16)> {
     let symbols = lengths.len();
-    let mut ranked = counted_pairs(chunks, symbols);
     let by_count = |&(pair, n): &(u32, u32)| (std::cmp::Reverse(n), pair);
     // The choice rarely reads far down the ranking: the most frequent pairs are put in order
     // first, and the rest only if the choice runs through them.
@@ -721,6 +757,202 @@ fn counted_pairs(chunks: &[&[u16]], symbols: usize) -> Vec<(u32, u32)> {
         let frequent = seconds.iter().filter(|&&(_, n)| n >= MIN_PAIR_COUNT);
         kept.extend(frequent.map(|&(b, n)| ((a * symbols + usize::from(b)) as u32, n)));
     })
+}
+
+/// Every pair's count in a sequence short enough to be counted whole, as
+/// [`most_frequent_pairs`] counts it, kept from pass to pass: a pass changes the sequence only
+/// around the pairs it replaces, so after one that replaces few, the counts are brought up to
+/// date there (see [`PairCounts::replaced`]) instead of counted again.
+///
+/// The walk of a chunk counts `⌊L/2⌋` pairs `aa` in a run of `L` symbols `a`, and one pair at
+/// every change of symbol. Over the sequence taken whole, without chunks, those counts are a
+/// sum over its runs; the chunks' ends cut a few of them off.
+struct PairCounts {
+    /// By pair, `a·MAX_SYMBOLS + b`; only pairs of symbols below `symbols` are ever nonzero,
+    /// so only those pages are touched (the rest stay the system's zero pages).
+    counts: Vec<u32>,
+    /// Symbols when last counted or brought up to date.
+    symbols: usize,
+    /// The pairs that have reached [`MIN_PAIR_COUNT`], each once (some may have fallen below).
+    frequent: Vec<u32>,
+    /// Whether a pair is in `frequent`, a bit each.
+    listed: Vec<u64>,
+}
+
+/// A pass that replaces more than one pair per this many symbols is followed by a count of
+/// the whole sequence: bringing the counts up to date around every replaced pair would cost
+/// more.
+const SYMBOLS_PER_UPDATED_SITE: usize = 8;
+
+impl PairCounts {
+    /// The counts of `sequence`, of `symbols` symbols, counted whole.
+    fn of(sequence: &[u16], symbols: usize) -> PairCounts {
+        let pairs = MAX_SYMBOLS * MAX_SYMBOLS;
+        let mut counts =
+            PairCounts { counts: vec![0; pairs], symbols: 0, frequent: Vec::new(), listed: vec![0; pairs / 64] };
+        counts.count(sequence, symbols);
+        counts
+    }
+
+    /// Counts `sequence` anew.
+    fn count(&mut self, sequence: &[u16], symbols: usize) {
+        debug_assert!(sequence.len() < 2 * COUNTED_SYMBOLS, "counted whole, not on a sample");
+        for a in 0..self.symbols {
+            self.counts[a * MAX_SYMBOLS..][..self.symbols].fill(0);
+        }
+        self.symbols = symbols;
+        self.listed.fill(0);
+        self.frequent.clear();
+        let stretches: Vec<Stretch> =
+            chunks(sequence.len()).flat_map(|c| Stretch::split(&sequence[c], PairWalk::RunsApart)).collect();
+        let every = PairGroups::new(&stretches, symbols).counted(|a, seconds, kept| {
+            kept.extend(seconds.iter().map(|&(b, n)| (pair_at(a as u16, b), n)));
+        });
+        for (pair, n) in every {
+            self.counts[pair as usize] = n;
+            self.list_if_frequent(pair);
+        }
+    }
+
+    fn list_if_frequent(&mut self, pair: u32) {
+        let (word, bit) = (pair as usize / 64, 1u64 << (pair % 64));
+        if self.counts[pair as usize] >= MIN_PAIR_COUNT && self.listed[word] & bit == 0 {
+            self.listed[word] |= bit;
+            self.frequent.push(pair);
+        }
+    }
+
+    /// Every pair counted at least [`MIN_PAIR_COUNT`] times, as [`counted_pairs`] lists them.
+    fn ranked(&mut self, symbols: usize) -> Vec<(u32, u32)> {
+        let (counts, listed) = (&self.counts, &mut self.listed);
+        self.frequent.retain(|&pair| {
+            let frequent = counts[pair as usize] >= MIN_PAIR_COUNT;
+            if !frequent {
+                listed[pair as usize / 64] &= !(1u64 << (pair % 64));
+            }
+            frequent
+        });
+        let ranked = self.frequent.iter().map(|&pair| {
+            let (a, b) = (pair as usize / MAX_SYMBOLS, pair as usize % MAX_SYMBOLS);
+            ((a * symbols + b) as u32, counts[pair as usize])
+        });
+        ranked.collect()
+    }
+
+    /// The counts of `new`, which a pass made of `old` by replacing the pairs that start at
+    /// `sites` (in order), of `symbols` symbols now.
+    ///
+    /// Only segments around the sites change: each runs between two edges where two different
+    /// symbols that no replaced pair touched meet (or an end of the sequence). Such an edge is
+    /// a change of symbol before the pass and after it, and a whole walk's counts are the sum
+    /// of what it counts between such edges and the pairs across them; so they change by what
+    /// each segment counts after the pass less what it counted before. The chunks' ends then
+    /// cut other pairs from the new sequence than from the old.
+    fn replaced(&mut self, old: &[u16], new: &[u16], sites: &[u32], symbols: usize) {
+        if sites.len() * SYMBOLS_PER_UPDATED_SITE > new.len() {
+            self.count(new, symbols);
+        } else {
+            self.update(old, new, sites, symbols);
+        }
+    }
+
+    /// [`PairCounts::replaced`] by bringing the counts up to date around the sites.
+    fn update(&mut self, old: &[u16], new: &[u16], sites: &[u32], symbols: usize) {
+        self.symbols = symbols;
+        let mut changes = segment_changes(old, new, sites);
+        cut_by_chunk_ends(old, |a, b, n| changes.push((pair_at(a, b), n)));
+        cut_by_chunk_ends(new, |a, b, n| changes.push((pair_at(a, b), -n)));
+        // In any order: a count may pass below zero on the way, never at the end.
+        for &(pair, n) in &changes {
+            let count = &mut self.counts[pair as usize];
+            *count = count.wrapping_add_signed(n as i32);
+        }
+        for &(pair, _) in &changes {
+            debug_assert!(self.counts[pair as usize] as usize <= new.len(), "a count below zero");
+            self.list_if_frequent(pair);
+        }
+    }
+}
+
+/// The index of the pair `ab` in [`PairCounts`].
+fn pair_at(a: u16, b: u16) -> u32 {
+    (usize::from(a) * MAX_SYMBOLS + usize::from(b)) as u32
+}
+
+/// What a walk without chunks counts in `run` (see [`PairCounts`]), pair by pair.
+fn counted_in(run: &[u16], mut count: impl FnMut(u16, u16, i64)) {
+    let mut start = 0;
+    while start < run.len() {
+        let a = run[start];
+        let end = run[start..].iter().position(|&x| x != a).map_or(run.len(), |n| start + n);
+        if end - start >= 2 {
+            count(a, a, ((end - start) / 2) as i64);
+        }
+        if end < run.len() {
+            count(a, run[end], 1);
+        }
+        start = end;
+    }
+}
+
+/// For each chunk's end in `sequence`, what a walk without chunks counts there and the
+/// chunks' walks do not: the pair across it, or, inside a run, a pair `aa` when the run's
+/// part before it (from the run's start) and its part up to the next chunk's end both have
+/// odd lengths. Summed, the parts of a run that crosses several ends lose what they must.
+fn cut_by_chunk_ends(sequence: &[u16], mut cut: impl FnMut(u16, u16, i64)) {
+    for end in (COUNT_CHUNK..sequence.len()).step_by(COUNT_CHUNK) {
+        let (a, b) = (sequence[end - 1], sequence[end]);
+        if a != b {
+            cut(a, b, 1);
+            continue;
+        }
+        let run_start = sequence[..end].iter().rposition(|&x| x != a).map_or(0, |i| i + 1);
+        let next_end = (end + COUNT_CHUNK).min(sequence.len());
+        let run_end = sequence[end..next_end].iter().position(|&x| x != a).map_or(next_end, |n| end + n);
+        let (before, after) = ((end - run_start) as i64, (run_end - end) as i64);
+        let lost = (before + after) / 2 - before / 2 - after / 2;
+        if lost > 0 {
+            cut(a, a, lost);
+        }
+    }
+}
+
+/// How the counts of a whole walk change around `sites` (see [`PairCounts::replaced`]), as
+/// (pair, change) in any order.
+fn segment_changes(old: &[u16], new: &[u16], sites: &[u32]) -> Vec<(u32, i64)> {
+    let mut touched = vec![0u64; old.len() / 64 + 1];
+    for &site in sites {
+        for at in [site as usize, site as usize + 1] {
+            touched[at / 64] |= 1 << (at % 64);
+        }
+    }
+    let is_touched = |at: usize| touched[at / 64] & (1 << (at % 64)) != 0;
+    let is_edge =
+        |at: usize| at == 0 || at == old.len() || (!is_touched(at - 1) && !is_touched(at) && old[at - 1] != old[at]);
+    // Where a position of `old` that no pair touched stands in `new`.
+    let moved = |at: usize| at - sites.partition_point(|&s| (s as usize) < at);
+    // Each job takes the segments whose first site is among its own.
+    let per_job = sites.len().div_ceil(rayon::current_num_threads() * JOBS_PER_THREAD).max(1);
+    (0..sites.len().div_ceil(per_job))
+        .into_par_iter()
+        .flat_map_iter(|job| {
+            let (first, last) = (job * per_job, ((job + 1) * per_job).min(sites.len()));
+            let mut changes = Vec::new();
+            let mut k = first;
+            while k < last {
+                let site = sites[k] as usize;
+                let start = (0..=site).rev().find(|&at| is_edge(at)).expect("0 is an edge");
+                let end = (site + 2..=old.len()).find(|&at| is_edge(at)).expect("the end is an edge");
+                let earlier_jobs = k == first && k > 0 && start <= sites[k - 1] as usize;
+                if !earlier_jobs {
+                    counted_in(&old[start..end], |a, b, n| changes.push((pair_at(a, b), -n)));
+                    counted_in(&new[moved(start)..moved(end)], |a, b, n| changes.push((pair_at(a, b), n)));
+                }
+                k += sites[k..].partition_point(|&s| (s as usize) < end);
+            }
+            changes
+        })
+        .collect()
 }
 
 /// Per symbol, the symbols that follow it anywhere in the sequence, in symbol order, with
@@ -900,20 +1132,52 @@ fn cut_at<'a, T>(slice: &'a mut [T], ends: &[usize]) -> Vec<&'a mut [T]> {
 /// of [`COUNT_CHUNK`] symbols (a pair across two chunks stays apart); `after[a]` is the pair
 /// that starts with `a` (no two chosen pairs share a symbol), as (second, new symbol).
 fn replace_pairs(sequence: &mut Vec<u16>, after: &[Option<(u16, u16)>]) {
-    // The chunks are replaced in parallel pieces of about [`STRETCH_SYMBOLS`] symbols, each
-    // ending after a symbol that starts no chosen pair: a walk of the whole chunk cannot
-    // take that symbol and the next one together, so it replaces each piece as the piece's
-    // own walk does.
+    let ends = replacement_pieces(sequence, after);
+    let kept: Vec<usize> =
+        cut_at(sequence, &ends).into_par_iter().map(|piece| replace_in_piece(piece, after, |_| ())).collect();
+    close_gaps(sequence, &ends, &kept);
+}
+
+/// [`replace_pairs`] of `source` into `out` (its old content dropped); returns where each
+/// replaced pair started in `source`, in order.
+fn replaced_noting(source: &[u16], after: &[Option<(u16, u16)>], out: &mut Vec<u16>) -> Vec<u32> {
+    let ends = replacement_pieces(source, after);
+    out.clear();
+    out.resize(source.len(), 0);
+    let (kept, sites): (Vec<usize>, Vec<Vec<u32>>) = cut_at(out, &ends)
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, piece)| {
+            let start = if i == 0 { 0 } else { ends[i - 1] };
+            // Copied a piece at a time, so that the replacement finds it in the cache.
+            piece.copy_from_slice(&source[start..start + piece.len()]);
+            let mut sites = Vec::new();
+            let kept = replace_in_piece(piece, after, |at| sites.push((start + at) as u32));
+            (kept, sites)
+        })
+        .unzip();
+    close_gaps(out, &ends, &kept);
+    sites.concat()
+}
+
+/// Where [`replace_pairs`] cuts a sequence into parallel pieces of about [`STRETCH_SYMBOLS`]
+/// symbols within its chunks, each ending after a symbol that starts no chosen pair: a walk
+/// of the whole chunk cannot take that symbol and the next one together, so it replaces each
+/// piece as the piece's own walk does.
+fn replacement_pieces(sequence: &[u16], after: &[Option<(u16, u16)>]) -> Vec<usize> {
     let mut ends = Vec::new();
     for (c, chunk) in sequence.chunks(COUNT_CHUNK).enumerate() {
         let chunk_ends = piece_ends(chunk.len(), |end| after[usize::from(chunk[end - 1])].is_none());
         ends.extend(chunk_ends.into_iter().map(|end| c * COUNT_CHUNK + end));
     }
-    let kept: Vec<usize> =
-        cut_at(sequence, &ends).into_par_iter().map(|piece| replace_in_piece(piece, after)).collect();
-    // Close the gaps the pieces left behind.
+    ends
+}
+
+/// Closes the gaps that pieces ending at `ends` left behind, each having kept its first
+/// `kept` symbols.
+fn close_gaps(sequence: &mut Vec<u16>, ends: &[usize], kept: &[usize]) {
     let (mut start, mut written) = (0, 0);
-    for (&end, kept) in ends.iter().zip(kept) {
+    for (&end, &kept) in ends.iter().zip(kept) {
         sequence.copy_within(start..start + kept, written);
         written += kept;
         start = end;
@@ -922,13 +1186,14 @@ fn replace_pairs(sequence: &mut Vec<u16>, after: &[Option<(u16, u16)>]) {
 }
 
 /// Replaces the chosen pairs of `piece` in place, left to right; returns how many symbols
-/// remain (at its start).
-fn replace_in_piece(piece: &mut [u16], after: &[Option<(u16, u16)>]) -> usize {
+/// remain (at its start). `note` is told where each replaced pair started.
+fn replace_in_piece(piece: &mut [u16], after: &[Option<(u16, u16)>], mut note: impl FnMut(usize)) -> usize {
     let (mut read, mut write) = (0, 0);
     while read < piece.len() {
         let symbol = piece[read];
         if let (Some((b, s)), Some(&next)) = (after[usize::from(symbol)], piece.get(read + 1)) {
             if next == b {
+                note(read);
                 piece[write] = s;
                 write += 1;
                 read += 2;
@@ -1673,6 +1938,38 @@ mod tests {
             let sequence = runs(COUNT_CHUNK + 4_321, symbols as u16, seed);
             let chosen = most_frequent_pairs(&sequence, &vec![1; symbols], 8);
             assert_eq!(chosen, chosen_plainly(&sequence, symbols, 8), "seed {seed}");
+        }
+    }
+
+    #[test]
+    fn kept_counts_are_each_pass_counted_anew() {
+        for (seed, symbols) in [(8, 3u16), (9, 12), (10, 40)] {
+            let mut sequence = runs(2 * COUNT_CHUNK + 54_321, symbols, seed);
+            // A run longer than a chunk, across two chunks' ends.
+            sequence[COUNT_CHUNK / 2..2 * COUNT_CHUNK + 101].fill(1);
+            let mut lengths = vec![1u64; usize::from(symbols)];
+            let (mut pairs, mut spare) = (Vec::new(), Vec::new());
+            let mut counts = PairCounts::of(&sequence, lengths.len());
+            for pass in 0..8 {
+                let chosen = chosen_pairs(counts.ranked(lengths.len()), &lengths, 4);
+                assert_eq!(chosen, most_frequent_pairs(&sequence, &lengths, 4), "seed {seed}, pass {pass}");
+                assert!(!chosen.is_empty());
+                let after = adopt(&chosen, &mut pairs, &mut lengths);
+                let sites = replaced_noting(&sequence, &after, &mut spare);
+                let mut in_place = sequence.clone();
+                replace_pairs(&mut in_place, &after);
+                assert!(spare == in_place, "seed {seed}, pass {pass}: the sequences differ");
+                assert!(sites.iter().all(|&s| after[usize::from(sequence[s as usize])].is_some()));
+                // Updated whatever the share of sites, so that every pass tests the update.
+                counts.update(&sequence, &spare, &sites, lengths.len());
+                std::mem::swap(&mut sequence, &mut spare);
+                let n = lengths.len();
+                let plain = counted_plainly(&sequence, n);
+                for (a, b) in (0..n).flat_map(|a| (0..n).map(move |b| (a, b))) {
+                    let kept = counts.counts[pair_at(a as u16, b as u16) as usize];
+                    assert_eq!(kept, plain[a * n + b], "seed {seed}, pass {pass}: pair {a} {b}");
+                }
+            }
         }
     }
 
