@@ -678,7 +678,7 @@ fn first_pass(
         let counted: Vec<&[u16]> = counted.iter().map(Vec::as_slice).collect();
         most_frequent_pairs_of(&counted, lengths, pairs_per_pass(symbols))
     };
-    let after = adopt(&chosen, pairs, lengths);
+    let packed = PackedPairs::new(&adopt(&chosen, pairs, lengths));
     /// Chunks made and replaced at once: what is held besides the sequence.
     const BATCH_CHUNKS: usize = 64;
     let chunks: Vec<std::ops::Range<usize>> = chunks(slots).collect();
@@ -689,7 +689,7 @@ fn first_pass(
             .par_iter()
             .map(|range| {
                 let mut chunk = made(range.clone());
-                let kept = replace_in_piece(&mut chunk, &after, |_| ());
+                let kept = replace_in_piece(&mut chunk, &packed, |_| ());
                 chunk.truncate(kept);
                 chunk
             })
@@ -1133,8 +1133,9 @@ fn cut_at<'a, T>(slice: &'a mut [T], ends: &[usize]) -> Vec<&'a mut [T]> {
 /// that starts with `a` (no two chosen pairs share a symbol), as (second, new symbol).
 fn replace_pairs(sequence: &mut Vec<u16>, after: &[Option<(u16, u16)>]) {
     let ends = replacement_pieces(sequence, after);
+    let packed = PackedPairs::new(after);
     let kept: Vec<usize> =
-        cut_at(sequence, &ends).into_par_iter().map(|piece| replace_in_piece(piece, after, |_| ())).collect();
+        cut_at(sequence, &ends).into_par_iter().map(|piece| replace_in_piece(piece, &packed, |_| ())).collect();
     close_gaps(sequence, &ends, &kept);
 }
 
@@ -1142,6 +1143,7 @@ fn replace_pairs(sequence: &mut Vec<u16>, after: &[Option<(u16, u16)>]) {
 /// replaced pair started in `source`, in order.
 fn replaced_noting(source: &[u16], after: &[Option<(u16, u16)>], out: &mut Vec<u16>) -> Vec<u32> {
     let ends = replacement_pieces(source, after);
+    let packed = PackedPairs::new(after);
     out.clear();
     out.resize(source.len(), 0);
     let (kept, sites): (Vec<usize>, Vec<Vec<u32>>) = cut_at(out, &ends)
@@ -1152,7 +1154,7 @@ fn replaced_noting(source: &[u16], after: &[Option<(u16, u16)>], out: &mut Vec<u
             // Copied a piece at a time, so that the replacement finds it in the cache.
             piece.copy_from_slice(&source[start..start + piece.len()]);
             let mut sites = Vec::new();
-            let kept = replace_in_piece(piece, after, |at| sites.push((start + at) as u32));
+            let kept = replace_in_piece(piece, &packed, |at| sites.push((start + at) as u32));
             (kept, sites)
         })
         .unzip();
@@ -1185,24 +1187,39 @@ fn close_gaps(sequence: &mut Vec<u16>, ends: &[usize], kept: &[usize]) {
     sequence.truncate(written);
 }
 
+/// The chosen pairs as the replacement reads them: per symbol, the second symbol of the pair
+/// it starts above the new symbol, or all ones where it starts none (no symbol is `0xffff`),
+/// so that one comparison with the next symbol decides. Against the `Option` pairs tested in
+/// two steps, `KKCFR` compressed in 1.86–2.13 s instead of 2.27–2.35 s (alternating), 15%
+/// less CPU.
+struct PackedPairs(Vec<u32>);
+
+impl PackedPairs {
+    fn new(after: &[Option<(u16, u16)>]) -> PackedPairs {
+        PackedPairs(after.iter().map(|a| a.map_or(u32::MAX, |(b, s)| u32::from(b) << 16 | u32::from(s))).collect())
+    }
+}
+
 /// Replaces the chosen pairs of `piece` in place, left to right; returns how many symbols
 /// remain (at its start). `note` is told where each replaced pair started.
-fn replace_in_piece(piece: &mut [u16], after: &[Option<(u16, u16)>], mut note: impl FnMut(usize)) -> usize {
+fn replace_in_piece(piece: &mut [u16], after: &PackedPairs, mut note: impl FnMut(usize)) -> usize {
     let (mut read, mut write) = (0, 0);
-    while read < piece.len() {
+    while read + 1 < piece.len() {
         let symbol = piece[read];
-        if let (Some((b, s)), Some(&next)) = (after[usize::from(symbol)], piece.get(read + 1)) {
-            if next == b {
-                note(read);
-                piece[write] = s;
-                write += 1;
-                read += 2;
-                continue;
-            }
+        let pair = after.0[usize::from(symbol)];
+        if (pair >> 16) as u16 == piece[read + 1] {
+            note(read);
+            piece[write] = pair as u16;
+            read += 2;
+        } else {
+            piece[write] = symbol;
+            read += 1;
         }
-        piece[write] = symbol;
         write += 1;
-        read += 1;
+    }
+    if read < piece.len() {
+        piece[write] = piece[read];
+        write += 1;
     }
     write
 }
