@@ -323,7 +323,7 @@ pub const MIN_RECORDED_DEPTH: u32 = 12;
 /// certificates. A search recalls it for its position and the moves' positions before it
 /// starts, and builds on it.
 ///
-/// Only those, not everything a store holds: the whole committed opening store (261,541
+/// Only those, not everything a store holds: the whole committed opening store as it was (261,541
 /// outcomes) taken into the table before each search proved 124 of the reach script's 200
 /// careful-play positions as a value at 2 M nodes, against 122 without (37 exactly against 36),
 /// since only 4 of them, and a child of 10, are in it.
