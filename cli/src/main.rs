@@ -187,6 +187,9 @@ enum Command {
         /// Stop once the store's file reaches this size (bytes, or 512M, 20G, …).
         #[arg(long, default_value = "2G", value_parser = commands::solve::parse_size)]
         max_store: u64,
+        /// Leaves searched side by side, each with a transposition table of its own (1 to 256).
+        #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
+        threads: usize,
     },
     /// Prove a position by search and write its proof certificate: the winner's move at each of
     /// its positions, with bounds that fall along every line (checked with `verify-proof`
@@ -356,14 +359,14 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
             commands::probe::search(&pos, &budget, json)
         }
-        Command::Prove { from, positions, minutes, store, ms, table_mb, max_memory, max_store } => {
+        Command::Prove { from, positions, minutes, store, ms, table_mb, max_memory, max_store, threads } => {
             let limits = shogi4_search::Limits {
                 time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
                 ..shogi4_search::Limits::nodes(u64::MAX)
             };
             let time = minutes.map(|m| std::time::Duration::from_secs(m.saturating_mul(60)));
             let stop = commands::prove::Stop { positions, time, memory_bytes: max_memory, store_bytes: max_store };
-            commands::prove::run(&from, &stop, &store, &limits, table_mb << 20, json)
+            commands::prove::run(&from, &stop, &store, &limits, table_mb << 20, threads, json)
         }
         Command::Certify { pos, out, ms, nodes, table_mb } => {
             let limits = shogi4_search::Limits {

@@ -116,16 +116,17 @@ fn corrupt_and_audit(table: &Path) {
     assert!(text.contains("slot 100: "), "{text}");
 }
 
-/// `shogi4 prove` killed with SIGKILL mid-run leaves a store that opens cleanly, keeps what
-/// was committed, and a second run resumes: it expands what the store knows without searching
-/// it again.
+/// `shogi4 prove` killed with SIGKILL mid-run (searching two leaves at once) leaves a store
+/// that opens cleanly, keeps what was committed, and a second run resumes: it expands what
+/// the store knows without searching it again.
 #[test]
 fn prove_survives_kill_9_and_resumes() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("proofs.redb");
     let args =
         ["prove", "--positions", "40", "--ms", "40", "--table-mb", "4", "--store", store.to_str().unwrap(), "--json"];
-    let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4")).args(args).spawn().unwrap();
+    // Killed while two searches run side by side; resumed with one.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_shogi4")).args(args).args(["--threads", "2"]).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(900));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
@@ -158,8 +159,8 @@ fn probe_with_a_store_records_and_then_answers_from_it() {
     assert_eq!((second["category"].as_str(), second["dtw"].as_u64()), (Some("win"), Some(9)), "{second}");
 }
 
-/// `shogi4 prove` keeps within its limits: a transposition table that leaves too little of
-/// the memory limit is refused before anything is written, and a store already at its size
+/// `shogi4 prove` keeps within its limits: transposition tables (one a thread) that leave too
+/// little of the memory limit are refused before anything is written, and a store already at its size
 /// limit stops the run before its first search, with the reason and the store's knowledge of
 /// the replies reported.
 #[test]
@@ -170,6 +171,11 @@ fn prove_keeps_within_its_memory_and_store_limits() {
     let refused = shogi4(&["prove", "--table-mb", "64", "--max-memory", "100M", "--store", store_arg]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("does not fit a memory limit of 100 MiB"));
+    // A table each: 32 MiB would fit for one thread, not for two.
+    let args = ["prove", "--table-mb", "32", "--threads", "2", "--max-memory", "100M", "--store", store_arg];
+    let refused = shogi4(&args);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("2 thread(s) does not fit"));
     assert!(!store.exists(), "a refused run wrote its store");
     let grown =
         shogi4(&["prove", "--positions", "20", "--ms", "20", "--table-mb", "4", "--store", store_arg, "--json"]);
@@ -192,20 +198,30 @@ fn prove_keeps_within_its_memory_and_store_limits() {
 
 /// What `shogi4 prove` records, searched or back-propagated, is what the table says: it is run
 /// from the longest win of a closed game (as if the game had no table), and every position
-/// within a few plies that the store then holds is checked against the table.
+/// within a few plies that the store then holds is checked against the table. Once with one
+/// thread, once with several leaves searched side by side.
 #[test]
 fn prove_records_only_what_the_table_confirms() {
-    use shogi4_search::Outcome;
-    use shogi4_tablebase::{solve, Silent, Table, Value};
+    use shogi4_tablebase::{solve, Silent, Table};
     let table = Table::new(solve("KKCF".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
+    for threads in ["1", "3"] {
+        prove_from_the_longest_win(&table, threads);
+    }
+}
+
+fn prove_from_the_longest_win(table: &shogi4_tablebase::Table<Vec<u8>>, threads: &str) {
+    use shogi4_search::Outcome;
+    use shogi4_tablebase::Value;
     let (longest, start) = table.longest_win().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("proofs.redb");
     let sfen = start.to_sfen();
-    let args = ["prove", "--from", &sfen, "--positions", "60", "--ms", "20", "--table-mb", "4"];
+    let args = ["prove", "--from", &sfen, "--positions", "60", "--ms", "20", "--table-mb", "4", "--threads", threads];
     let output = shogi4(&[&args[..], &["--store", store.to_str().unwrap(), "--json"]].concat());
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let summary: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    let searched = summary["searched"].as_u64().unwrap();
+    assert!((1..=60).contains(&searched), "{threads} threads: {summary}");
     let (store, _) = shogi4_proofs::ProofStore::open(&store).unwrap();
     let mut seen = std::collections::HashSet::from([start.key()]);
     let mut frontier = vec![start];
@@ -236,7 +252,7 @@ fn prove_records_only_what_the_table_confirms() {
         }
         frontier = next;
     }
-    assert!(proven > 20 && checked > proven, "{checked} checked, {proven} proven: {summary}");
+    assert!(proven > 20 && checked > proven, "{threads} threads: {checked} checked, {proven} proven: {summary}");
     // Settled or not, the start is never claimed as anything but a win.
     let start_value = summary["start"].as_str().unwrap();
     assert!(start_value.starts_with("win") || start_value.starts_with("unknown"), "win in {longest}: {summary}");

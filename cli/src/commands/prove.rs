@@ -11,6 +11,12 @@
 //! search, by back-propagation, and recorded too. This is PN² with the df-pn search as the
 //! inner prover: the outer numbers decide where the next second of search is spent.
 //!
+//! **Several leaves at once** (`--threads N`): each step chooses up to `N` leaves, each the
+//! most-proving one with the leaves chosen before it set aside (as a virtual loss: the
+//! numbers then steer the next choice elsewhere), and searches them side by side, one
+//! searcher and transposition table per thread. Their analyses are recorded in the order the
+//! leaves were chosen, so one thread makes the same choices as the loop always did.
+//!
 //! **Resumable.** A position the store already holds a record for counts as analysed: reached
 //! again, it is expanded without search, so a second run rebuilds the explored graph from the
 //! store as it descends and goes on where the first one stopped.
@@ -28,7 +34,7 @@ use std::time::{Duration, Instant};
 use shogi4_api::cli::{ProofsExported, ProofsImported, ProveReport, StartNumbers};
 use shogi4_engine::Position;
 use shogi4_proofs::{Opened, ProofStore, StoreError};
-use shogi4_search::{Limits, Outcome, Search};
+use shogi4_search::{Analysis, Limits, Outcome, Search};
 use shogi4_tablebase::Value;
 
 use crate::commands::probe::describe;
@@ -57,12 +63,15 @@ pub fn run(
     store_path: &Path,
     limits: &Limits,
     table_bytes: usize,
+    threads: usize,
     json: bool,
 ) -> Result<(), CliError> {
     let start = parse_position(from)?;
-    if table_bytes as u64 + BASE_MEMORY > stop.memory_bytes {
+    let tables = (table_bytes as u64).saturating_mul(threads as u64);
+    if tables.saturating_add(BASE_MEMORY) > stop.memory_bytes {
         return Err(CliError::Usage(format!(
-            "a transposition table of {} MiB does not fit a memory limit of {} MiB with {} MiB to spare",
+            "a transposition table of {} MiB for each of {threads} thread(s) does not fit a memory limit of {} MiB \
+             with {} MiB to spare",
             table_bytes >> 20,
             stop.memory_bytes >> 20,
             BASE_MEMORY >> 20
@@ -82,7 +91,7 @@ pub fn run(
     let bar = Bar::new();
     shogi4_tablebase::Progress::phase(&bar, "prove", stop.positions);
     let mut tree = ProofTree::new(&store, start)?;
-    let mut search = Search::new(table_bytes);
+    let mut searches: Vec<Search> = (0..threads).map(|_| Search::new(table_bytes)).collect();
     let (mut searched, mut nodes) = (0u64, 0u64);
     let mut ended = "budget spent";
     // The most-proving line of the last step: the moves from the start to the leaf searched.
@@ -106,15 +115,18 @@ pub fn run(
             ended = "the store's size limit is reached";
             break;
         }
-        let Some(path) = tree.most_proving() else {
+        let wanted = (stop.positions - searched).min(threads as u64) as usize;
+        let Some(batch) = tree.choose_leaves(wanted, &mut line)? else {
+            continue; // expanded from the store alone: check the limits and choose again
+        };
+        if batch.is_empty() {
             ended = "nothing left to expand";
             break;
-        };
-        line = tree.line(&path);
-        let leaf = *path.last().expect("a path ends at its leaf");
-        if let Some(spent) = tree.expand(leaf, &mut search, limits)? {
+        }
+        for (leaf, analysis) in tree.analyse(&batch, &mut searches, limits) {
             searched += 1;
-            nodes += spent;
+            nodes += analysis.nodes;
+            tree.record_analysis(leaf, &analysis)?;
             shogi4_tablebase::Progress::advance(&bar, 1);
         }
         tree.settle_from_children()?;
@@ -325,10 +337,10 @@ impl<'a> ProofTree<'a> {
     }
 
     /// The path from the root to the leaf the next step analyses: the numbers computed afresh,
-    /// then the cheaper question followed from the root. `None` when no unsettled leaf is
-    /// reachable.
-    fn most_proving(&mut self) -> Option<Vec<usize>> {
-        let mut set_aside = HashSet::new();
+    /// then the cheaper question followed from the root, with the `chosen` leaves (already
+    /// taken by this step) set aside. `None` when no other unsettled leaf is reachable.
+    fn most_proving(&mut self, chosen: &[usize]) -> Option<Vec<usize>> {
+        let mut set_aside: HashSet<usize> = chosen.iter().copied().collect();
         loop {
             self.compute_numbers(&set_aside);
             let root = self.numbers[self.root];
@@ -432,24 +444,75 @@ impl<'a> ProofTree<'a> {
         }
     }
 
-    /// Expands a leaf: by search if the store knows nothing of it (returning the nodes spent),
-    /// else from the store alone.
-    fn expand(&mut self, id: usize, search: &mut Search, limits: &Limits) -> Result<Option<u64>, StoreError> {
+    /// The leaves the next step searches: up to `wanted` of them, each the most-proving one
+    /// with those chosen before set aside, and `line` set to the first one's moves from the
+    /// start. `None` when the most-proving leaf was one the store had analysed already: it
+    /// is expanded from the store instead (and settled from its children if they settle it),
+    /// and the step ends there, as a step with one search always did. Empty when no unsettled
+    /// leaf is reachable.
+    fn choose_leaves(&mut self, wanted: usize, line: &mut Vec<String>) -> Result<Option<Vec<usize>>, StoreError> {
+        let mut chosen: Vec<usize> = Vec::with_capacity(wanted);
+        while chosen.len() < wanted {
+            let Some(path) = self.most_proving(&chosen) else { break };
+            let leaf = *path.last().expect("a path ends at its leaf");
+            if chosen.is_empty() {
+                *line = self.line(&path);
+            }
+            if !self.open(leaf)? {
+                if chosen.is_empty() {
+                    self.settle_from_children()?;
+                    return Ok(None);
+                }
+                // Chosen for another search's sake: stop here and search those chosen.
+                break;
+            }
+            chosen.push(leaf);
+        }
+        Ok(Some(chosen))
+    }
+
+    /// Adds a leaf's children to the graph. A leaf the store has analysed already is expanded
+    /// from it at once (`false`); any other awaits a search (`true`).
+    fn open(&mut self, id: usize) -> Result<bool, StoreError> {
         let position = self.nodes[id].position;
         let children: Vec<Position> = position.successors().map(|(_, child)| child).collect();
         let child_ids = self.nodes_of(&children)?;
         if self.nodes[id].outcome.is_some() {
             self.resumed += 1;
             self.nodes[id].children = Some(child_ids);
-            return Ok(None);
+            return Ok(false);
         }
-        // What the store knows of the children helps the search through them.
-        let (analysis, _) = search.analyse_recalling(&position, limits, self.store);
-        // Unlike `Analysis::facts`, the position's own record and the children's proven
-        // values only: here a record means "analysed", and a child with an unknown record
-        // would be expanded from the store and never searched itself.
+        Ok(true)
+    }
+
+    /// Each leaf (opened) analysed within `limits`, side by side, one searcher each; in the
+    /// order given. What the store knows of a leaf's children helps the search through them.
+    fn analyse(&self, leaves: &[usize], searches: &mut [Search], limits: &Limits) -> Vec<(usize, Analysis)> {
+        let store = self.store;
+        let positions: Vec<Position> = leaves.iter().map(|&id| self.nodes[id].position).collect();
+        if let ([position], [search, ..]) = (&positions[..], &mut *searches) {
+            // One leaf: no thread to start.
+            return vec![(leaves[0], search.analyse_recalling(position, limits, store).0)];
+        }
+        std::thread::scope(|scope| {
+            let running: Vec<_> = positions
+                .iter()
+                .zip(searches.iter_mut())
+                .map(|(position, search)| scope.spawn(move || search.analyse_recalling(position, limits, store).0))
+                .collect();
+            let analyses = running.into_iter().map(|thread| thread.join().expect("a search does not panic"));
+            leaves.iter().copied().zip(analyses).collect()
+        })
+    }
+
+    /// Records a search's analysis of an opened leaf and expands it: unlike
+    /// `Analysis::facts`, the position's own record and the children's proven values only:
+    /// here a record means "analysed", and a child with an unknown record would be expanded
+    /// from the store and never searched itself.
+    fn record_analysis(&mut self, id: usize, analysis: &Analysis) -> Result<(), StoreError> {
+        let position = self.nodes[id].position;
         let mut facts = vec![(position.key(), analysis.outcome)];
-        let mut ids = Vec::with_capacity(children.len());
+        let mut ids = Vec::with_capacity(analysis.moves.len());
         for m in &analysis.moves {
             let Some(child) = m.result else { continue };
             let child = self.index[&child.key()];
@@ -465,7 +528,7 @@ impl<'a> ProofTree<'a> {
         let node = &mut self.nodes[id];
         node.outcome = Some(analysis.outcome);
         node.children = Some(ids);
-        Ok(Some(analysis.nodes))
+        Ok(())
     }
 
     /// Back-propagation: every expanded, unsettled node whose children's values now settle
