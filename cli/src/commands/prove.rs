@@ -12,9 +12,9 @@
 //! inner prover: the outer numbers decide where the next second of search is spent.
 //!
 //! **Several leaves at once** (`--threads N`): each step chooses up to `N` leaves, each the
-//! most-proving one with the leaves chosen before it set aside (as a virtual loss: the
-//! numbers then steer the next choice elsewhere), and searches them side by side, one
-//! searcher and transposition table per thread. Their analyses are recorded in the order the
+//! most-proving one once the leaves chosen before it are passed over (the next-best sibling,
+//! or further up where none is left), and searches them side by side, one searcher and
+//! transposition table per thread. Their analyses are recorded in the order the
 //! leaves were chosen, so one thread makes the same choices as the loop always did.
 //!
 //! **Resumable.** A position the store already holds a record for counts as analysed: reached
@@ -337,10 +337,15 @@ impl<'a> ProofTree<'a> {
     }
 
     /// The path from the root to the leaf the next step analyses: the numbers computed afresh,
-    /// then the cheaper question followed from the root, with the `chosen` leaves (already
-    /// taken by this step) set aside. `None` when no other unsettled leaf is reachable.
+    /// then the cheaper question followed from the root, passing over the `chosen` leaves
+    /// (already taken by this step). Their numbers still count: below a node that needs every
+    /// child settled, the next leaf is then a sibling, which has to be settled anyway. `None`
+    /// when no other unsettled leaf is reachable.
     fn most_proving(&mut self, chosen: &[usize]) -> Option<Vec<usize>> {
-        let mut set_aside: HashSet<usize> = chosen.iter().copied().collect();
+        if chosen.contains(&self.root) {
+            return None;
+        }
+        let mut set_aside = HashSet::new();
         loop {
             self.compute_numbers(&set_aside);
             let root = self.numbers[self.root];
@@ -364,7 +369,8 @@ impl<'a> ProofTree<'a> {
                 };
                 let best = children
                     .iter()
-                    .filter(|c| !path.contains(*c) && !set_aside.contains(*c) && self.settled(**c).is_none())
+                    .filter(|c| !path.contains(*c) && !set_aside.contains(*c) && !chosen.contains(*c))
+                    .filter(|c| self.settled(**c).is_none())
                     .filter(|c| number(c) != INFINITE)
                     .min_by_key(|c| number(c));
                 match best {
@@ -445,7 +451,7 @@ impl<'a> ProofTree<'a> {
     }
 
     /// The leaves the next step searches: up to `wanted` of them, each the most-proving one
-    /// with those chosen before set aside, and `line` set to the first one's moves from the
+    /// once those chosen before are passed over, and `line` set to the first one's moves from the
     /// start. `None` when the most-proving leaf was one the store had analysed already: it
     /// is expanded from the store instead (and settled from its children if they settle it),
     /// and the step ends there, as a step with one search always did. Empty when no unsettled
