@@ -532,7 +532,9 @@ impl<'a> ProofTree<'a> {
         }
         self.store.record(&facts)?;
         let node = &mut self.nodes[id];
-        node.outcome = Some(analysis.outcome);
+        // Merged, as the store merges: another leaf of the same step may have proven this one
+        // meanwhile, as one of its moves' positions (a transposition).
+        node.outcome = Some(node.outcome.map_or(analysis.outcome, |o| o.merge(analysis.outcome)));
         node.children = Some(ids);
         Ok(())
     }
