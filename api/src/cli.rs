@@ -200,6 +200,8 @@ pub struct ProveReport {
     pub replies: BTreeMap<String, String>,
     /// Positions searched this run.
     pub searched: u64,
+    /// Leaves searched side by side (`--threads`).
+    pub threads: u64,
     /// Positions expanded from what the store knew, without search.
     pub resumed: u64,
     /// Positions of the graph expanded.

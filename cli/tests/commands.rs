@@ -222,6 +222,7 @@ fn prove_from_the_longest_win(table: &shogi4_tablebase::Table<Vec<u8>>, threads:
     let summary: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
     let searched = summary["searched"].as_u64().unwrap();
     assert!((1..=60).contains(&searched), "{threads} threads: {summary}");
+    assert_eq!(summary["threads"].to_string(), threads, "{summary}");
     let (store, _) = shogi4_proofs::ProofStore::open(&store).unwrap();
     let mut seen = std::collections::HashSet::from([start.key()]);
     let mut frontier = vec![start];

@@ -177,6 +177,7 @@ pub fn run(
             start: start_value,
             replies: replies.into_iter().collect(),
             searched,
+            threads: threads as u64,
             resumed: tree.resumed,
             expanded: expanded as u64,
             graph: tree.nodes.len() as u64,
@@ -199,7 +200,8 @@ pub fn run(
             println!("  {mv:<7} {outcome}");
         }
         println!(
-            "{searched} positions searched ({nodes} nodes), {} expanded from the store; the graph holds {} \
+            "{searched} positions searched ({nodes} nodes, {threads} at a time at most), {} expanded from the store; \
+             the graph holds {} \
              positions, {proven} proven, {expanded} expanded; the store holds {records} records ({ended})",
             tree.resumed,
             tree.nodes.len()
