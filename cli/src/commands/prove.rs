@@ -14,8 +14,8 @@
 //! **Several leaves at once** (`--threads N`): each step chooses up to `N` leaves, each the
 //! most-proving one once the leaves chosen before it are passed over (the next-best sibling,
 //! or further up where none is left), and searches them side by side, one searcher and
-//! transposition table per thread. Their analyses are recorded in the order the
-//! leaves were chosen, so one thread makes the same choices as the loop always did.
+//! transposition table per thread. Their analyses are recorded in the order the leaves were
+//! chosen, so one thread makes the same choices as the loop always did.
 //!
 //! **Resumable.** A position the store already holds a record for counts as analysed: reached
 //! again, it is expanded without search, so a second run rebuilds the explored graph from the
@@ -200,9 +200,9 @@ pub fn run(
             println!("  {mv:<7} {outcome}");
         }
         println!(
-            "{searched} positions searched ({nodes} nodes, {threads} at a time at most), {} expanded from the store; \
-             the graph holds {} \
-             positions, {proven} proven, {expanded} expanded; the store holds {records} records ({ended})",
+            "{searched} positions searched ({nodes} nodes, {threads} at a time at most), {} expanded from the \
+             store; the graph holds {} positions, {proven} proven, {expanded} expanded; the store holds {records} \
+             records ({ended})",
             tree.resumed,
             tree.nodes.len()
         );
@@ -453,8 +453,8 @@ impl<'a> ProofTree<'a> {
     }
 
     /// The leaves the next step searches: up to `wanted` of them, each the most-proving one
-    /// once those chosen before are passed over, and `line` set to the first one's moves from the
-    /// start. `None` when the most-proving leaf was one the store had analysed already: it
+    /// once those chosen before are passed over, and `line` set to the first one's moves from
+    /// the start. `None` when the most-proving leaf was one the store had analysed already: it
     /// is expanded from the store instead (and settled from its children if they settle it),
     /// and the step ends there, as a step with one search always did. Empty when no unsettled
     /// leaf is reachable.
