@@ -241,8 +241,10 @@ pub struct StartNumbers {
 /// `shogi4 proofs export`.
 #[derive(Clone, Debug, Serialize)]
 pub struct ProofsExported {
-    /// Proven outcomes written.
+    /// Outcomes written.
     pub records: u64,
+    /// Of them, unknown outcomes (`--with-unknown`; 0 without).
+    pub unknown: u64,
     /// Bytes of the file.
     pub bytes: u64,
 }

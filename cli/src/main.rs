@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use shogi4_proofs::Carried;
 
 use error::CliError;
 
@@ -227,6 +228,10 @@ enum Command {
         /// The proof store (created if missing).
         #[arg(long, default_value = "tables/proofs.redb")]
         store: PathBuf,
+        /// Export the unknown outcomes too: `prove` takes each as "analysed", so a store seeded
+        /// from the file resumes where this one stopped (export only).
+        #[arg(long)]
+        with_unknown: bool,
     },
 }
 
@@ -377,8 +382,16 @@ fn run(cli: Cli) -> Result<(), CliError> {
             commands::certify::certify(&pos, &out, &budget, json)
         }
         Command::VerifyProof { file } => commands::certify::verify_proof(&file, json),
-        Command::Proofs { action: ProofsAction::Export, file, store } => commands::prove::export(&store, &file, json),
-        Command::Proofs { action: ProofsAction::Import, file, store } => commands::prove::import(&store, &file, json),
+        Command::Proofs { action: ProofsAction::Export, file, store, with_unknown } => {
+            let carried = if with_unknown { Carried::Everything } else { Carried::Proofs };
+            commands::prove::export(&store, &file, carried, json)
+        }
+        Command::Proofs { action: ProofsAction::Import, with_unknown: true, .. } => {
+            Err(CliError::Usage("--with-unknown is for export: an import merges whatever the file holds".to_string()))
+        }
+        Command::Proofs { action: ProofsAction::Import, file, store, .. } => {
+            commands::prove::import(&store, &file, json)
+        }
     }
 }
 

@@ -140,6 +140,40 @@ fn prove_survives_kill_9_and_resumes() {
     assert!(summary["records"].as_u64().unwrap() > 40, "{summary}");
 }
 
+/// A prover's store carried through a file resumes where it stopped only with its unknown
+/// outcomes (`proofs export --with-unknown`): each marks a position analysed, so the next run
+/// expands it from the store instead of searching it again.
+#[test]
+fn a_prover_resumes_from_an_export_with_its_unknowns() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let json = |output: Output| -> serde_json::Value {
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_str(stdout(&output).trim()).unwrap()
+    };
+    let prove = |store: &str, positions: &str| {
+        json(shogi4(&["prove", "--positions", positions, "--ms", "30", "--table-mb", "4", "--store", store, "--json"]))
+    };
+    let first = prove(&path("first.redb"), "15");
+    assert_eq!(first["searched"], 15, "{first}");
+    let proofs = json(shogi4(&["proofs", "export", &path("p.proofs"), "--store", &path("first.redb"), "--json"]));
+    let export = ["proofs", "export", &path("all.proofs"), "--store", &path("first.redb"), "--with-unknown", "--json"];
+    let everything = json(shogi4(&export));
+    assert_eq!(proofs["unknown"], 0, "{proofs}");
+    let unknown = everything["unknown"].as_u64().unwrap();
+    assert!(unknown > 0, "{everything}");
+    assert_eq!(everything["records"].as_u64(), proofs["records"].as_u64().map(|n| n + unknown));
+    let mut resumed = Vec::new();
+    for (file, store) in [("p.proofs", "b.redb"), ("all.proofs", "c.redb")] {
+        json(shogi4(&["proofs", "import", &path(file), "--store", &path(store), "--json"]));
+        resumed.push(prove(&path(store), "1")["resumed"].as_u64().unwrap());
+    }
+    assert!(resumed[1] > resumed[0], "resumed from the proofs alone and with the unknowns: {resumed:?}");
+    let refused = shogi4(&["proofs", "import", &path("all.proofs"), "--store", &path("d.redb"), "--with-unknown"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--with-unknown is for export"));
+}
+
 /// `shogi4 probe --store` follows the server's policy for a position without a table: it
 /// searches on top of the store and records what it proved, so that the same query answers
 /// from the store the second time; without `--store`, nothing is recorded anywhere.

@@ -3,9 +3,10 @@
 //!
 //! Layout, little-endian: the magic `S4PROOF1`, the record count (u64), then per record the
 //! position key (u128) and the record as the store keeps it (u64: its own checksum, tag and
-//! distances), and last an xxh3-64 of everything before it. Unknown outcomes are left out:
-//! they are cheap to find again and make most of a store. Importing merges each outcome into
-//! the store as a search's would be ([`shogi4_search::Outcome::merge`]).
+//! distances), and last an xxh3-64 of everything before it. Unknown outcomes are left out
+//! unless asked for ([`Carried`]): they are cheap to find again and make most of a served
+//! store, but in a prover's store each marks a position analysed. Importing merges each
+//! outcome into the store as a search's would be ([`shogi4_search::Outcome::merge`]).
 
 use std::path::Path;
 
@@ -18,6 +19,26 @@ use crate::{decode, ProofStore, StoreError, FACTS};
 const MAGIC: &[u8; 8] = b"S4PROOF1";
 const RECORD: usize = 24;
 
+/// Which outcomes an export carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Carried {
+    /// Proven wins and losses only: what a replica or a server builds on.
+    Proofs,
+    /// Unknown outcomes too. `shogi4 prove` takes a record as "analysed", so a store seeded
+    /// from such a file resumes where the exported one stopped instead of searching every
+    /// unproven position of its explored graph again.
+    Everything,
+}
+
+/// What an export wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exported {
+    /// Records in the file.
+    pub records: u64,
+    /// Of them, unknown outcomes.
+    pub unknown: u64,
+}
+
 /// What an import did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Imported {
@@ -28,20 +49,23 @@ pub struct Imported {
 }
 
 impl ProofStore {
-    /// Writes every proven outcome to `path` (atomically: a complete file or none). Returns
-    /// how many records it holds.
-    pub fn export(&self, path: &Path) -> Result<u64, StoreError> {
+    /// Writes every proven outcome to `path` (atomically: a complete file or none), and the
+    /// unknown ones too if `carried` says so.
+    pub fn export(&self, path: &Path, carried: Carried) -> Result<Exported, StoreError> {
         let read = self.reader()?;
         let table = read.open_table(FACTS).map_err(|e| self.error(e))?;
         let mut body = Vec::new();
-        let mut count = 0u64;
+        let (mut count, mut unknown) = (0u64, 0u64);
         for entry in table.iter().map_err(|e| self.error(e))? {
             let (key, record) = entry.map_err(|e| self.error(e))?;
             let (key, record) = (key.value(), record.value());
-            if decode(key, record).is_some_and(|outcome| outcome.proven_win().is_some()) {
+            let Some(outcome) = decode(key, record) else { continue };
+            let proven = outcome.proven_win().is_some();
+            if proven || carried == Carried::Everything {
                 body.extend_from_slice(&key.to_le_bytes());
                 body.extend_from_slice(&record.to_le_bytes());
                 count += 1;
+                unknown += u64::from(!proven);
             }
         }
         let mut bytes = Vec::with_capacity(16 + body.len() + 8);
@@ -51,7 +75,7 @@ impl ProofStore {
         let checksum = xxhash_rust::xxh3::xxh3_64(&bytes);
         bytes.extend_from_slice(&checksum.to_le_bytes());
         shogi4_tablebase::write_atomically(path, &[&bytes]).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
-        Ok(count)
+        Ok(Exported { records: count, unknown })
     }
 
     /// Merges the outcomes of an exported file into the store, in one commit. A file that

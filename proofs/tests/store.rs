@@ -2,7 +2,7 @@
 //! and never believes damage: a file that is not a store is moved aside and replaced, and
 //! bytes overwritten inside a store yield nothing or the truth, never a wrong outcome.
 
-use shogi4_proofs::{Opened, ProofStore};
+use shogi4_proofs::{Carried, Exported, Imported, Opened, ProofStore};
 use shogi4_search::Outcome;
 use shogi4_tablebase::Value;
 
@@ -128,8 +128,20 @@ fn an_export_carries_the_proofs_to_another_store_and_damage_is_refused() {
     let file = dir.path().join("opening.proofs");
     // Unknowns stay behind: two thirds of the facts are proven, and the bounded one.
     let proven = facts().iter().filter(|(_, o)| o.proven_win().is_some()).count() as u64 + 1;
-    assert_eq!(first.export(&file).unwrap(), proven);
+    assert_eq!(first.export(&file, Carried::Proofs).unwrap(), Exported { records: proven, unknown: 0 });
     assert_eq!(std::fs::metadata(&file).unwrap().len(), 24 + 24 * proven);
+    // Asked for, the unknowns go too, and come back as they were.
+    let everything = dir.path().join("prover.proofs");
+    let all = facts().len() as u64 + 1;
+    assert_eq!(
+        first.export(&everything, Carried::Everything).unwrap(),
+        Exported { records: all, unknown: all - proven }
+    );
+    let (third, _) = ProofStore::open(&dir.path().join("third.redb")).unwrap();
+    assert_eq!(third.import(&everything).unwrap(), Imported { records: all, changed: all });
+    for (key, outcome) in facts() {
+        assert_eq!(third.get(key).unwrap(), Some(outcome));
+    }
 
     let (second, _) = ProofStore::open(&dir.path().join("second.redb")).unwrap();
     let imported = second.import(&file).unwrap();

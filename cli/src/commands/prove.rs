@@ -33,7 +33,7 @@ use std::time::{Duration, Instant};
 
 use shogi4_api::cli::{ProofsExported, ProofsImported, ProveReport, StartNumbers};
 use shogi4_engine::Position;
-use shogi4_proofs::{Opened, ProofStore, StoreError};
+use shogi4_proofs::{Carried, Exported, Opened, ProofStore, StoreError};
 use shogi4_search::{Analysis, Limits, Outcome, Search};
 use shogi4_tablebase::Value;
 
@@ -570,15 +570,17 @@ impl<'a> ProofTree<'a> {
     }
 }
 
-/// `shogi4 proofs export`: the store's proven outcomes to one file.
-pub fn export(store_path: &Path, file: &Path, json: bool) -> Result<(), CliError> {
+/// `shogi4 proofs export`: the store's proven outcomes (and with `carried`, its unknown
+/// ones too) to one file.
+pub fn export(store_path: &Path, file: &Path, carried: Carried, json: bool) -> Result<(), CliError> {
     let (store, _) = ProofStore::open(store_path)?;
-    let records = store.export(file)?;
+    let Exported { records, unknown } = store.export(file, carried)?;
     let bytes = std::fs::metadata(file).map_or(0, |m| m.len());
     if json {
-        super::print_json(&ProofsExported { records, bytes });
+        super::print_json(&ProofsExported { records, unknown, bytes });
     } else {
-        println!("{records} proven outcomes written to {} ({bytes} bytes)", file.display());
+        let proven = records - unknown;
+        println!("{proven} proven and {unknown} unknown outcomes written to {} ({bytes} bytes)", file.display());
     }
     Ok(())
 }
