@@ -59,7 +59,8 @@
 use arrayvec::ArrayVec;
 use shogi4_engine::{Move, Position, MAX_MOVES};
 
-use crate::numbers::{step, Question, Step, INFINITE};
+use crate::guess;
+use crate::numbers::{starting_numbers, step, Question, Step, INFINITE};
 use crate::prover::{Aborted, Prover, MAX_DEPTH};
 use crate::table::{key_of, Depth, UNKNOWN};
 
@@ -150,7 +151,8 @@ impl Prover<'_> {
             // Unresolved children start from their mobility (see `Child::initial`).
             for child in children.iter_mut().filter(|child| child.known.is_none()) {
                 let counts = child.position.move_counts();
-                child.initial = initial_numbers(child_question, child_depth, counts.safe as u32);
+                child.initial =
+                    initial_numbers(child_question, child_depth, counts.safe as u32, guess::lean(child.key));
                 if counts.legal == 0 {
                     // No legal move: lost already.
                     child.known = Some(child_question == Question::Loss);
@@ -361,17 +363,14 @@ impl Prover<'_> {
     }
 }
 
-/// The numbers of a node not yet expanded: as many to prove (a loss: every safe defence
-/// answered) or to disprove (a win: every safe attack refuted) as it has safe moves, both
-/// scaled by one more than its depth: a node with more plies left below it costs more to
+/// The numbers of a node not yet expanded: those of a value node (mobility on the side that
+/// must answer every safe move, leaned toward the side the guess favours: see
+/// `numbers::starting_numbers`), both scaled by one more than its depth: a node with more plies left below it costs more to
 /// settle either way. A subtree whose open nodes lie deeper then looks cheaper than an untouched
 /// sibling with as many open moves, so df-pn goes on with the subtree it has started (as deep
 /// df-pn does) instead of seesawing between siblings.
-fn initial_numbers(question: Question, depth: u32, safe_moves: u32) -> (u32, u32) {
+fn initial_numbers(question: Question, depth: u32, safe_moves: u32, lean: f32) -> (u32, u32) {
     let scale = depth + 1;
-    let mobility = safe_moves.max(1) * scale;
-    match question {
-        Question::Win => (scale, mobility),
-        Question::Loss => (mobility, scale),
-    }
+    let (proof, disproof) = starting_numbers(question, safe_moves.max(1), lean);
+    (proof.saturating_mul(scale), disproof.saturating_mul(scale))
 }

@@ -40,6 +40,7 @@
 //! ```
 
 mod dfpn;
+pub mod guess;
 mod numbers;
 mod prover;
 mod table;

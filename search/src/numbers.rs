@@ -155,6 +155,22 @@ pub(crate) fn grow(second: u32) -> u32 {
     second.saturating_add((second / 4).max(1))
 }
 
+/// The numbers of a node not yet expanded whose mover has `safe_moves` (at least one) and is
+/// guessed to win by `lean` (`guess::lean`: above 1 where the mover looks ahead); the
+/// depth-bounded search scales them by the depth left.
+/// Showing that the mover does badly (proving its loss, refuting its win) means answering each
+/// of its safe moves, so that side starts at their count; showing it does well, at 1. Then
+/// both lean toward the guess: divided by `lean` for the mover, multiplied against it. Never
+/// below 1: only a settled node has a 0.
+pub(crate) fn starting_numbers(question: Question, safe_moves: u32, lean: f32) -> (u32, u32) {
+    let scaled = |n: u32, by: f32| ((n as f32 * by).round() as u32).max(1);
+    let (for_the_mover, against_the_mover) = (scaled(1, 1.0 / lean), scaled(safe_moves, lean));
+    match question {
+        Question::Win => (for_the_mover, against_the_mover),
+        Question::Loss => (against_the_mover, for_the_mover),
+    }
+}
+
 /// The sum of two numbers, infinite only when one of them is: a sum of finite numbers stops
 /// just below [`INFINITE`], so that a node whose children are all unresolved never looks
 /// resolved (deep questions have numbers large enough for sums to reach the cap).
@@ -163,5 +179,26 @@ fn add(a: u32, b: u32) -> u32 {
         INFINITE
     } else {
         a.saturating_add(b).min(INFINITE - 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without a guess (`lean` 1), the mobility alone: 1 for the mover, its safe moves against.
+    #[test]
+    fn an_even_guess_leaves_the_mobility_alone() {
+        assert_eq!(starting_numbers(Question::Win, 7, 1.0), (1, 7));
+        assert_eq!(starting_numbers(Question::Loss, 7, 1.0), (7, 1));
+    }
+
+    /// A mover guessed ahead is cheaper to prove winning and dearer to prove losing; never 0.
+    #[test]
+    fn a_guess_leans_both_numbers_its_way() {
+        assert_eq!(starting_numbers(Question::Win, 6, 4.0), (1, 24));
+        assert_eq!(starting_numbers(Question::Loss, 6, 4.0), (24, 1));
+        assert_eq!(starting_numbers(Question::Win, 6, 0.25), (4, 2));
+        assert_eq!(starting_numbers(Question::Loss, 1, 0.01), (1, 100));
     }
 }

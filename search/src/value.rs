@@ -137,6 +137,13 @@
 //! 1 s, alternating, proved 70.0% and 71.0% as a value against 72.0% and 71.0%, and 35.0% and
 //! 34.5% exactly against 39.0% twice, at 8.2–8.8 M nodes a second against 8.4–8.6.
 //!
+//! **Who looks ahead, in the starting numbers (kept).** Where the tweaks above asked what a
+//! position's own moves say, a model trained on the opening prover's proofs says who tends to
+//! win such positions (`guess.rs`): a child's starting numbers lean toward that side
+//! (`numbers::starting_numbers`). At 2 M nodes careful play went from 122 to 129 proven as a
+//! value (36 to 44 exactly, with the depth-bounded search leaning too), self-play from 130 to
+//! 142: the largest step any starting-number change made here. Figures in `guess.rs`.
+//!
 //! **No symmetries in the tables.** The fact table is keyed by the position as it stands, not
 //! by a canonical image under the mirror and the colour flip. Counted before deciding: of
 //! 24.7 M fact-table misses of the value search (60 careful-play positions, 1 M nodes each),
@@ -146,7 +153,8 @@
 
 use shogi4_engine::Position;
 
-use crate::numbers::{grow, step, Question, Step, INFINITE};
+use crate::guess;
+use crate::numbers::{grow, starting_numbers, step, Question, Step, INFINITE};
 use crate::prover::{Aborted, Prover, MAX_DEPTH};
 use crate::table::{key_of, mix, Depth, UNKNOWN};
 
@@ -360,9 +368,7 @@ impl Prover<'_> {
                 let bound = if counts.legal == 0 { 0 } else { 2 };
                 child.known = Some(if loses { Known::Proven(bound) } else { Known::Refuted });
             } else {
-                // As many to settle on the mover's side as it has safe moves.
-                let mobility = counts.safe as u32;
-                child.numbers = if loses { (mobility, 1) } else { (1, mobility) };
+                child.numbers = starting_numbers(child_question, counts.safe as u32, guess::lean(child.key));
             }
         }
         self.nodes += children.len() as u64;

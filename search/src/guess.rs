@@ -1,0 +1,203 @@
+//! A learned guess of who wins a position, read straight off its key: a logistic model over
+//! the piece on each square and the pieces in hand, seen from the side to move. It only
+//! orders the value search (a child's starting numbers lean toward the side it favours); no
+//! answer ever rests on it, so a poor guess costs time, never a wrong claim.
+//!
+//! **Why.** A child's starting numbers came from its mobility alone: how many safe moves its
+//! mover has to answer or to refute. That says where a proof is *short*, not who is *ahead*,
+//! and the value questions of real games are long. Measured with the reach script's node
+//! budgets (the same searches on every run), proven as a value / exactly, against the mobility
+//! alone:
+//!
+//! | set | 2 M nodes | 8 M nodes |
+//! |---|---|---|
+//! | careful play | 129 / 44 against 122 / 36 | 150 / 78 against 145 / 75 |
+//! | self-play | 142 / 105 against 130 / 105 | 156 / 115 against 149 / 115 |
+//! | random playouts | 161 / 132 against 159 / 129 | 172 / 141 against 168 / 141 |
+//!
+//! Both searches lean: the value questions (`value.rs`) and the depth-bounded ones
+//! (`dfpn.rs`, whose numbers are then scaled by the depth left). The value questions alone
+//! gave careful play 132 / 38 and 150 / 76: the depth-bounded search's lean is what raises
+//! the exact share. Tried on the value questions alone, at 2 M nodes on careful play: other
+//! strengths ([`STRENGTH`] 0.25, 0.5, 0.7 and 1: 129, 130, 127 and 120) and models trained on
+//! the proven facts of short analyses of 4,000 random playouts (a seed of their own), alone or
+//! beside the proofs (130 and 130). Over the closed games' positions (the differential test,
+//! 2,000 nodes each) it proves a little less: 81,598 exactly and 5,160 with bounds of 100,001,
+//! against 82,265 and 4,808, none wrong; those positions are what the tables answer.
+//!
+//! **The model** has one weight per (square, piece as its owner relates to the mover) and per
+//! (side, kind, one or two held), and a bias: [`FEATURES`] in all, the board turned so that
+//! the mover always plays up the board. It is trained by `examples/train_guess.rs` on the
+//! proven outcomes of `tables/opening.proofs` (the opening prover's store), deterministically,
+//! and the weights are committed in `guess/weights.rs`:
+//!
+//! ```text
+//! cargo run --release -p shogi4-search --example train_guess -- tables/opening.proofs search/src/guess/weights.rs
+//! ```
+
+mod weights;
+
+use std::sync::LazyLock;
+
+/// Codes a square can hold as the mover sees it: 0 empty, 1–9 the mover's pieces, 10–18 the
+/// opponent's (royal, then C, F, R, T, then the four promoted).
+const CODES: usize = 19;
+/// Where the hand features start.
+const HAND_FEATURES: usize = 16 * CODES;
+/// The model's inputs: one per (square, code), one per (side, kind, one or two held), a bias.
+pub const FEATURES: usize = HAND_FEATURES + 16 + 1;
+/// How far a guess moves the starting numbers: a child its mover is guessed to win with log-odds
+/// `s` has the numbers on the mover's winning side divided, on its losing side multiplied, by
+/// `2^(STRENGTH · s)` (see `numbers::starting_numbers`). Measured, see the module doc.
+pub const STRENGTH: f32 = 0.35;
+/// The log-odds are clamped to ± this before they scale anything.
+const MOST: f32 = 6.0;
+
+/// Where square `i`'s 5-bit code starts in a position key (`Position::key`).
+const fn square_shift(square: usize) -> u32 {
+    [57, 17][square >> 3] + 5 * (7 - (square as u32 & 7))
+}
+
+/// Where the count of hand `j` (colour × 4 + kind, each 2 bits) starts in a position key.
+const fn hand_shift(j: usize) -> u32 {
+    1 + 2 * (7 - j as u32)
+}
+
+/// The inputs that are 1 for the position with this key (the others are 0), in order.
+pub fn features(key: u128) -> impl Iterator<Item = usize> {
+    let mover = (key & 1) as usize;
+    let squares = (0..16).filter_map(move |square| {
+        let code = ((key >> square_shift(square)) & 31) as usize;
+        (code != 0).then(|| {
+            let color = usize::from(code > 9);
+            let rank = code - 1 - 9 * color;
+            let relative = if color == mover { 1 + rank } else { 10 + rank };
+            // The second player's board turned, so that the mover always plays up the board.
+            let seen = if mover == 1 { square ^ 15 } else { square };
+            seen * CODES + relative
+        })
+    });
+    let hands = (0..8).filter_map(move |j| {
+        let count = ((key >> hand_shift(j)) & 3) as usize;
+        let (color, kind) = (j / 4, j % 4);
+        let side = usize::from(color != mover);
+        (count > 0).then(|| HAND_FEATURES + side * 8 + kind * 2 + count.min(2) - 1)
+    });
+    squares.chain(hands).chain([FEATURES - 1])
+}
+
+/// The weights in fixed point (units of 1/[`ONE`] of a log-odd), laid out by the key's own
+/// fields so that a guess is a few integer lookups, and the leans of the clamped sums: the
+/// guess is computed for every child the value search starts, so it must cost little beside
+/// the child's move count (an `f32` sum over the key's fields and an `exp2` took 11% of the
+/// search's time, these lookups 3%).
+struct Lookup {
+    /// `squares[mover][square][code]`, the code as the key holds it (0 empty: weight 0).
+    squares: [[[i32; 32]; 16]; 2],
+    /// `hands[mover][half][byte]`: the weights of the four counts in one byte of the key's
+    /// hand bits (the first player's hand in the high byte, the second's in the low one).
+    hands: [[[i32; 256]; 2]; 2],
+    /// `2^(STRENGTH · s)` for each step of `1/LEAN_STEP` in `-MOST..=MOST`.
+    leans: Vec<f32>,
+}
+
+/// Fixed-point units per log-odd.
+const ONE: f32 = 256.0;
+/// Lean steps per log-odd.
+const LEAN_STEP: i32 = 16;
+
+static LOOKUP: LazyLock<Lookup> = LazyLock::new(|| {
+    let fixed = |feature: usize| (weights::WEIGHTS[feature] * ONE).round() as i32;
+    let mut lookup = Lookup { squares: [[[0; 32]; 16]; 2], hands: [[[0; 256]; 2]; 2], leans: Vec::new() };
+    for mover in 0..2u128 {
+        for square in 0..16 {
+            for code in 1..CODES as u128 {
+                // The one square feature of a board holding just this piece.
+                let feature = features(mover | code << square_shift(square)).next().expect("a piece is a feature");
+                lookup.squares[mover as usize][square][code as usize] = fixed(feature);
+            }
+        }
+        for half in 0..2 {
+            for byte in 0..256u128 {
+                let key = mover | byte << (1 + 8 * (1 - half));
+                // Every feature but the bias: the held pieces of this byte.
+                let sum = features(key).filter(|&f| f != FEATURES - 1).map(fixed).sum();
+                lookup.hands[mover as usize][half][byte as usize] = sum;
+            }
+        }
+    }
+    let most = (MOST * LEAN_STEP as f32) as i32;
+    lookup.leans = (-most..=most).map(|step| (step as f32 / LEAN_STEP as f32 * STRENGTH).exp2()).collect();
+    lookup
+});
+
+/// The fixed-point sum of the model for the position with this key.
+fn fixed_log_odds(key: u128) -> i32 {
+    let lookup = &*LOOKUP;
+    let mover = (key & 1) as usize;
+    let squares = &lookup.squares[mover];
+    // The two 40-bit halves of the board as 64-bit words: shifting a u128 costs more.
+    let halves = [(key >> square_shift(7)) as u64, (key >> square_shift(15)) as u64];
+    let mut sum = (weights::WEIGHTS[FEATURES - 1] * ONE).round() as i32;
+    for (h, half) in halves.into_iter().enumerate() {
+        for i in 0..8 {
+            sum += squares[8 * h + i][((half >> (5 * (7 - i))) & 31) as usize];
+        }
+    }
+    let hands = (key >> 1) as u16;
+    sum + lookup.hands[mover][0][usize::from(hands >> 8)] + lookup.hands[mover][1][usize::from(hands & 0xFF)]
+}
+
+/// The model's log-odds that the side to move of the position with this key wins (to within
+/// the fixed point's rounding).
+pub fn log_odds(key: u128) -> f32 {
+    fixed_log_odds(key) as f32 / ONE
+}
+
+/// `2^(STRENGTH · s)` for the clamped log-odds `s` that the mover of this key wins, to the
+/// nearest `1/LEAN_STEP`: above 1 where it looks like winning.
+pub(crate) fn lean(key: u128) -> f32 {
+    let leans = &LOOKUP.leans;
+    let most = (leans.len() / 2) as i32;
+    let step = (fixed_log_odds(key) * LEAN_STEP + ONE as i32 / 2).div_euclid(ONE as i32);
+    leans[(step.clamp(-most, most) + most) as usize]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shogi4_engine::Position;
+
+    /// The lookup by fields and the sum over [`features`] are one model.
+    #[test]
+    fn the_lookup_adds_up_the_features_weights() {
+        for sfen in ["t1fk/2rc/CF2/K1RT b - 1", "k3/4/1K2/4 b C 1", "k3/4/1K2/4 w Cc 1", "4/K3/C2F/T+rk1 b - 1"] {
+            let key = Position::parse(sfen).unwrap().key();
+            let summed: f32 = features(key).map(|f| weights::WEIGHTS[f]).sum();
+            assert!((summed - log_odds(key)).abs() < 0.05, "{sfen}: {summed} against {}", log_odds(key));
+        }
+    }
+
+    /// The lean is `2^(STRENGTH · s)` of the clamped log-odds, to within a step.
+    #[test]
+    fn the_lean_follows_the_log_odds() {
+        for sfen in ["t1fk/2rc/CF2/K1RT b - 1", "k3/4/1K2/4 b C 1", "k3/4/1K2/4 w Cc 1", "4/K3/C2F/T+rk1 b - 1"] {
+            let key = Position::parse(sfen).unwrap().key();
+            let expected = (log_odds(key).clamp(-MOST, MOST) * STRENGTH).exp2();
+            assert!((lean(key) / expected - 1.0).abs() < 0.02, "{sfen}: {} against {expected}", lean(key));
+        }
+    }
+
+    /// Seen from the mover, a position and its colour-flipped image are the same.
+    #[test]
+    fn the_guess_is_the_movers() {
+        for sfen in ["t1fk/2rc/CF2/K1RT b - 1", "k3/4/1K2/4 b Ct 1", "4/K3/C2F/T+rk1 w F 1"] {
+            let position = Position::parse(sfen).unwrap();
+            let mut own: Vec<usize> = features(position.key()).collect();
+            let mut flipped: Vec<usize> = features(position.flipped().key()).collect();
+            own.sort_unstable();
+            flipped.sort_unstable();
+            assert_eq!(own, flipped, "{sfen}");
+        }
+    }
+}
