@@ -21,7 +21,11 @@
 //! the exact share. Tried on the value questions alone, at 2 M nodes on careful play: other
 //! strengths ([`STRENGTH`] 0.25, 0.5, 0.7 and 1: 129, 130, 127 and 120) and models trained on
 //! the proven facts of short analyses of 4,000 random playouts (a seed of their own), alone or
-//! beside the proofs (130 and 130). Over the closed games' positions (the differential test,
+//! beside the proofs (130 and 130). A richer model, with a weight per (piece, offset from
+//! either royal) as well, fitted the held-out proofs far better (log loss 0.048 against
+//! 0.066) but proved no more with both searches leaning (careful 129 / 46, self-play 142 /
+//! 107, random 162 / 131 at 2 M nodes; 129 and 143 with a strength of 0.6), at two thirds of
+//! the speed. Over the closed games' positions (the differential test,
 //! 2,000 nodes each) it proves a little less: 81,598 exactly and 5,160 with bounds of 100,001,
 //! against 82,265 and 4,808, none wrong; those positions are what the tables answer.
 //!
@@ -90,7 +94,7 @@ pub fn features(key: u128) -> impl Iterator<Item = usize> {
 /// fields so that a guess is a few integer lookups, and the leans of the clamped sums: the
 /// guess is computed for every child the value search starts, so it must cost little beside
 /// the child's move count (an `f32` sum over the key's fields and an `exp2` took 11% of the
-/// search's time, these lookups 3%).
+/// search's time, these lookups about 5%).
 struct Lookup {
     /// `squares[mover][square][code]`, the code as the key holds it (0 empty: weight 0).
     squares: [[[i32; 32]; 16]; 2],
