@@ -18,7 +18,8 @@
 //! Both searches lean: the value questions (`value.rs`) and the depth-bounded ones
 //! (`dfpn.rs`, whose numbers are then scaled by the depth left). The value questions alone
 //! gave careful play 132 / 38 and 150 / 76: the depth-bounded search's lean is what raises
-//! the exact share. Tried on the value questions alone, at 2 M nodes on careful play: other
+//! the exact share. With both leaning, strengths 0.25 and 0.5 gave careful 128 / 44 and
+//! 131 / 41, self-play 140 / 105 and 142 / 106: flat around the 0.35 kept. Tried on the value questions alone, at 2 M nodes on careful play: other
 //! strengths ([`STRENGTH`] 0.25, 0.5, 0.7 and 1: 129, 130, 127 and 120) and models trained on
 //! the proven facts of short analyses of 4,000 random playouts (a seed of their own), alone or
 //! beside the proofs (130 and 130). A richer model, with a weight per (piece, offset from
