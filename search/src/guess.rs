@@ -43,6 +43,10 @@
 //! ```text
 //! cargo run --release -p shogi4-search --example train_guess -- tables/opening.proofs search/src/guess/weights.rs
 //! ```
+//!
+//! The weights' header names the export they came from (its checksum; the file as of commit
+//! `ef27cd8`). The file grows with each prover run, but new weights change the search, so
+//! they are trained again only as a change of their own, measured like any other.
 
 mod weights;
 
