@@ -215,6 +215,32 @@ impl Position {
         Hand(std::array::from_fn(|i| (key >> hand_shift(color, i)) as u8 & 3))
     }
 
+    /// Each square's 5-bit code as `key` (a [`Position::key`]) holds it, square 0 first: 0
+    /// for an empty square, and equal codes for equal pieces ([`Position::piece_of_key_code`]
+    /// reads one). For readers that index tables by the key's own fields.
+    #[inline]
+    pub fn square_codes_in_key(key: u128) -> [u8; 16] {
+        // The two 40-bit halves as 64-bit words: shifting a u128 costs more.
+        let halves = KEY_HALF_SHIFTS.map(|shift| (key >> shift) as u64);
+        std::array::from_fn(|i| ((halves[i >> 3] >> (5 * (7 - (i & 7)))) & 31) as u8)
+    }
+
+    /// The piece a square code of [`Position::square_codes_in_key`] stands for; `None` for an
+    /// empty square (0) and for codes no piece has.
+    pub fn piece_of_key_code(code: u8) -> Option<Piece> {
+        const KINDS: [Kind; 5] = [Kind::Royal, Kind::Carp, Kind::Fox, Kind::RaccoonDog, Kind::Tapir];
+        Color::BOTH.into_iter().find_map(|color| {
+            KINDS.into_iter().find_map(|kind| {
+                [false, true]
+                    .into_iter()
+                    .find(|&promoted| {
+                        KEY_CODES[color as usize][kind as usize][usize::from(promoted)] == u64::from(code)
+                    })
+                    .map(|promoted| Piece::new(color, kind, promoted))
+            })
+        })
+    }
+
     /// The side to move as `key` (a [`Position::key`]) holds it.
     #[inline]
     pub fn turn_in_key(key: u128) -> Color {

@@ -6,7 +6,7 @@ mod common;
 use std::collections::{BTreeMap, HashSet};
 
 use common::{sample_positions, RefOutcome, RefPosition};
-use shogi4_engine::{Move, Position, Setup};
+use shogi4_engine::{Color, Move, Position, Setup, Square};
 
 const SAMPLES: usize = 100_000;
 
@@ -220,4 +220,24 @@ fn threats_and_drops_after_a_move_match_the_position_after_it() {
     }
     // Both answers occur often, or the comparison says little.
     assert!(threats > SAMPLES / 10 && without_drop > SAMPLES / 10, "{threats} {without_drop}");
+}
+
+/// A key read back field by field (each square's code, both hands, the side to move) gives
+/// the position's own board, hands and side to move.
+#[test]
+fn keys_read_back_to_their_positions() {
+    for position in sample_positions(SAMPLES / 4, 6) {
+        let key = position.key();
+        let codes = Position::square_codes_in_key(key);
+        for square in Square::all() {
+            let piece = Position::piece_of_key_code(codes[square.index()]);
+            assert_eq!(piece, position.piece_at(square), "{position} {square:?}");
+        }
+        for color in Color::BOTH {
+            assert_eq!(Position::hand_in_key(key, color), position.hand(color), "{position}");
+        }
+        assert_eq!(Position::turn_in_key(key), position.turn(), "{position}");
+    }
+    assert_eq!(Position::piece_of_key_code(0), None);
+    assert_eq!(Position::piece_of_key_code(19), None);
 }

@@ -22,8 +22,8 @@
 //! (`dfpn.rs`, whose numbers are then scaled by the depth left). The value questions alone
 //! gave careful play 132 / 38 and 150 / 76: the depth-bounded search's lean is what raises
 //! the exact share. With both leaning, strengths 0.25 and 0.5 gave careful 128 / 44 and
-//! 131 / 41, self-play 140 / 105 and 142 / 106: flat around the 0.35 kept. Tried on the value questions alone, at 2 M nodes on careful play: other
-//! strengths ([`STRENGTH`] 0.25, 0.5, 0.7 and 1: 129, 130, 127 and 120) and models trained on
+//! 131 / 41, self-play 140 / 105 and 142 / 106: flat around the 0.35 kept. Tried on the value
+//! questions alone, at 2 M nodes on careful play: other strengths ([`STRENGTH`] 0.25, 0.5, 0.7 and 1: 129, 130, 127 and 120) and models trained on
 //! the proven facts of short analyses of 4,000 random playouts (a seed of their own), alone or
 //! beside the proofs (130 and 130). A richer model, with a weight per (piece, offset from
 //! either royal) as well, fitted the held-out proofs far better (log loss 0.048 against
@@ -33,8 +33,8 @@
 //! alone (every child leaned alike, about 3.7 ×) proved careful 120 / 26, self-play 129 / 102
 //! and random 159 / 124 at 2 M nodes, below the mobility alone; the trained weights with the
 //! bias (5.36) replaced by 0, 3 or 7 proved careful 120, 127 and 131, self-play 130, 136 and
-//! 143. Over the closed games' positions (the differential test,
-//! 2,000 nodes each) it proves a little less: 81,598 exactly and 5,160 with bounds of 100,001,
+//! 143. Over the closed games' positions (the differential test, 2,000 nodes each) it proves
+//! a little less: 81,598 exactly and 5,160 with bounds of 100,001,
 //! against 82,265 and 4,808, none wrong; those positions are what the tables answer.
 //!
 //! **The model** has one weight per (square, piece as its owner relates to the mover) and per
@@ -55,6 +55,8 @@ mod weights;
 
 use std::sync::LazyLock;
 
+use shogi4_engine::{Color, Piece, Position};
+
 /// Codes a square can hold as the mover sees it: 0 empty, 1–9 the mover's pieces, 10–18 the
 /// opponent's (royal, then C, F, R, T, then the four promoted).
 const CODES: usize = 19;
@@ -69,50 +71,60 @@ pub const STRENGTH: f32 = 0.35;
 /// The log-odds are clamped to ± this before they scale anything.
 const MOST: f32 = 6.0;
 
-/// Where square `i`'s 5-bit code starts in a position key (`Position::key`).
-const fn square_shift(square: usize) -> u32 {
-    [57, 17][square >> 3] + 5 * (7 - (square as u32 & 7))
+/// A piece's code as the mover sees it: 1–9 its own (royal, C, F, R, T, the four promoted),
+/// 10–18 the opponent's.
+fn relative_code(piece: Piece, mover: Color) -> usize {
+    let rank = match (piece.kind.hand_index(), piece.promoted) {
+        (None, _) => 0,
+        (Some(i), false) => 1 + i,
+        (Some(i), true) => 5 + i,
+    };
+    if piece.color == mover {
+        1 + rank
+    } else {
+        10 + rank
+    }
 }
 
-/// Where the count of hand `j` (colour × 4 + kind, each 2 bits) starts in a position key.
-const fn hand_shift(j: usize) -> u32 {
-    1 + 2 * (7 - j as u32)
+/// The input of `piece` on square `square` (its index), the mover to play.
+fn square_feature(square: usize, piece: Piece, mover: Color) -> usize {
+    // The second player's board turned, so that the mover always plays up the board.
+    let seen = if mover == Color::Second { square ^ 15 } else { square };
+    seen * CODES + relative_code(piece, mover)
+}
+
+/// The input of `count` (1 or more) pieces of the hand kind `kind` (an index into
+/// `Kind::HAND_KINDS`) in `color`'s hand, the mover to play.
+fn hand_feature(color: Color, kind: usize, count: u8, mover: Color) -> usize {
+    let side = usize::from(color != mover);
+    HAND_FEATURES + side * 8 + kind * 2 + usize::from(count.min(2)) - 1
 }
 
 /// The inputs that are 1 for the position with this key (the others are 0), in order.
 pub fn features(key: u128) -> impl Iterator<Item = usize> {
-    let mover = (key & 1) as usize;
+    let mover = Position::turn_in_key(key);
+    let codes = Position::square_codes_in_key(key);
     let squares = (0..16).filter_map(move |square| {
-        let code = ((key >> square_shift(square)) & 31) as usize;
-        (code != 0).then(|| {
-            let color = usize::from(code > 9);
-            let rank = code - 1 - 9 * color;
-            let relative = if color == mover { 1 + rank } else { 10 + rank };
-            // The second player's board turned, so that the mover always plays up the board.
-            let seen = if mover == 1 { square ^ 15 } else { square };
-            seen * CODES + relative
-        })
+        Position::piece_of_key_code(codes[square]).map(|piece| square_feature(square, piece, mover))
     });
-    let hands = (0..8).filter_map(move |j| {
-        let count = ((key >> hand_shift(j)) & 3) as usize;
-        let (color, kind) = (j / 4, j % 4);
-        let side = usize::from(color != mover);
-        (count > 0).then(|| HAND_FEATURES + side * 8 + kind * 2 + count.min(2) - 1)
+    let hands = Color::BOTH.into_iter().flat_map(move |color| {
+        let hand = Position::hand_in_key(key, color).0;
+        (0..4).filter(move |&kind| hand[kind] > 0).map(move |kind| hand_feature(color, kind, hand[kind], mover))
     });
     squares.chain(hands).chain([FEATURES - 1])
 }
 
 /// The weights in fixed point (units of 1/[`ONE`] of a log-odd), laid out by the key's own
 /// fields so that a guess is a few integer lookups, and the leans of the clamped sums: the
-/// guess is computed for every child the value search starts, so it must cost little beside
-/// the child's move count (an `f32` sum over the key's fields and an `exp2` took 11% of the
-/// search's time, these lookups about 5%).
+/// guess is computed for every child a search starts, so it must cost little beside the
+/// child's move count (an `f32` sum over the features and an `exp2` took 11% of the search's
+/// time, these lookups 5–6%).
 struct Lookup {
-    /// `squares[mover][square][code]`, the code as the key holds it (0 empty: weight 0).
+    /// `squares[mover][square][code]`, the code as the key holds it (0, empty: weight 0).
     squares: [[[i32; 32]; 16]; 2],
-    /// `hands[mover][half][byte]`: the weights of the four counts in one byte of the key's
-    /// hand bits (the first player's hand in the high byte, the second's in the low one).
-    hands: [[[i32; 256]; 2]; 2],
+    /// `hands[mover][color][kind][count]` (none held: weight 0).
+    hands: [[[[i32; 4]; 4]; 2]; 2],
+    bias: i32,
     /// `2^(STRENGTH · s)` for each step of `1/LEAN_STEP` in `-MOST..=MOST`.
     leans: Vec<f32>,
 }
@@ -124,44 +136,43 @@ const LEAN_STEP: i32 = 16;
 
 static LOOKUP: LazyLock<Lookup> = LazyLock::new(|| {
     let fixed = |feature: usize| (weights::WEIGHTS[feature] * ONE).round() as i32;
-    let mut lookup = Lookup { squares: [[[0; 32]; 16]; 2], hands: [[[0; 256]; 2]; 2], leans: Vec::new() };
-    for mover in 0..2u128 {
-        for square in 0..16 {
-            for code in 1..CODES as u128 {
-                // The one square feature of a board holding just this piece.
-                let feature = features(mover | code << square_shift(square)).next().expect("a piece is a feature");
-                lookup.squares[mover as usize][square][code as usize] = fixed(feature);
+    let mut squares = [[[0; 32]; 16]; 2];
+    let mut hands = [[[[0; 4]; 4]; 2]; 2];
+    for mover in Color::BOTH {
+        for (square, codes) in squares[mover.index()].iter_mut().enumerate() {
+            for (code, weight) in codes.iter_mut().enumerate() {
+                if let Some(piece) = Position::piece_of_key_code(code as u8) {
+                    *weight = fixed(square_feature(square, piece, mover));
+                }
             }
         }
-        for half in 0..2 {
-            for byte in 0..256u128 {
-                let key = mover | byte << (1 + 8 * (1 - half));
-                // Every feature but the bias: the held pieces of this byte.
-                let sum = features(key).filter(|&f| f != FEATURES - 1).map(fixed).sum();
-                lookup.hands[mover as usize][half][byte as usize] = sum;
+        for color in Color::BOTH {
+            for (kind, counts) in hands[mover.index()][color.index()].iter_mut().enumerate() {
+                for (count, weight) in counts.iter_mut().enumerate().skip(1) {
+                    *weight = fixed(hand_feature(color, kind, count as u8, mover));
+                }
             }
         }
     }
     let most = (MOST * LEAN_STEP as f32) as i32;
-    lookup.leans = (-most..=most).map(|step| (step as f32 / LEAN_STEP as f32 * STRENGTH).exp2()).collect();
-    lookup
+    let leans = (-most..=most).map(|step| (step as f32 / LEAN_STEP as f32 * STRENGTH).exp2()).collect();
+    Lookup { squares, hands, bias: fixed(FEATURES - 1), leans }
 });
 
 /// The fixed-point sum of the model for the position with this key.
 fn fixed_log_odds(key: u128) -> i32 {
     let lookup = &*LOOKUP;
-    let mover = (key & 1) as usize;
-    let squares = &lookup.squares[mover];
-    // The two 40-bit halves of the board as 64-bit words: shifting a u128 costs more.
-    let halves = [(key >> square_shift(7)) as u64, (key >> square_shift(15)) as u64];
-    let mut sum = (weights::WEIGHTS[FEATURES - 1] * ONE).round() as i32;
-    for (h, half) in halves.into_iter().enumerate() {
-        for i in 0..8 {
-            sum += squares[8 * h + i][((half >> (5 * (7 - i))) & 31) as usize];
+    let mover = Position::turn_in_key(key).index();
+    let mut sum = lookup.bias;
+    for (weights, code) in lookup.squares[mover].iter().zip(Position::square_codes_in_key(key)) {
+        sum += weights[usize::from(code)];
+    }
+    for (weights, color) in lookup.hands[mover].iter().zip(Color::BOTH) {
+        for (weights, count) in weights.iter().zip(Position::hand_in_key(key, color).0) {
+            sum += weights[usize::from(count)];
         }
     }
-    let hands = (key >> 1) as u16;
-    sum + lookup.hands[mover][0][usize::from(hands >> 8)] + lookup.hands[mover][1][usize::from(hands & 0xFF)]
+    sum
 }
 
 /// The model's log-odds that the side to move of the position with this key wins (to within
@@ -182,7 +193,6 @@ pub(crate) fn lean(key: u128) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use shogi4_engine::Position;
 
     /// The lookup by fields and the sum over [`features`] are one model.
     #[test]

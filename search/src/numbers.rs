@@ -158,6 +158,7 @@ pub(crate) fn grow(second: u32) -> u32 {
 /// The numbers of a node not yet expanded whose mover has `safe_moves` (at least one) and is
 /// guessed to win by `lean` (`guess::lean`: above 1 where the mover looks ahead); the
 /// depth-bounded search scales them by the depth left.
+///
 /// Showing that the mover does badly (proving its loss, refuting its win) means answering each
 /// of its safe moves, so that side starts at their count; showing it does well, at 1. Then
 /// both lean toward the guess: divided by `lean` for the mover, multiplied against it. Never
