@@ -366,9 +366,9 @@ impl Prover<'_> {
 /// The numbers of a node not yet expanded: those of a value node (mobility on the side that
 /// must answer every safe move, leaned toward the side the guess favours: see
 /// `numbers::starting_numbers`), both scaled by one more than its depth: a node with more
-/// plies left below it costs more to settle either way. A subtree whose open nodes lie deeper then looks cheaper than an untouched
-/// sibling with as many open moves, so df-pn goes on with the subtree it has started (as deep
-/// df-pn does) instead of seesawing between siblings.
+/// plies left below it costs more to settle either way. A subtree whose open nodes lie deeper
+/// then looks cheaper than an untouched sibling with as many open moves, so df-pn goes on with
+/// the subtree it has started (as deep df-pn does) instead of seesawing between siblings.
 fn initial_numbers(question: Question, depth: u32, safe_moves: u32, lean: f32) -> (u32, u32) {
     let scale = depth + 1;
     let (proof, disproof) = starting_numbers(question, safe_moves.max(1), lean);
