@@ -23,9 +23,9 @@
 //! gave careful play 132 / 38 and 150 / 76: the depth-bounded search's lean is what raises
 //! the exact share. With both leaning, strengths 0.25 and 0.5 gave careful 128 / 44 and
 //! 131 / 41, self-play 140 / 105 and 142 / 106: flat around the 0.35 kept. Tried on the value
-//! questions alone, at 2 M nodes on careful play: other strengths ([`STRENGTH`] 0.25, 0.5, 0.7 and 1: 129, 130, 127 and 120) and models trained on
-//! the proven facts of short analyses of 4,000 random playouts (a seed of their own), alone or
-//! beside the proofs (130 and 130). A richer model, with a weight per (piece, offset from
+//! questions alone, at 2 M nodes on careful play: other strengths ([`STRENGTH`] 0.25, 0.5,
+//! 0.7 and 1: 129, 130, 127 and 120) and models trained on the proven facts of short analyses
+//! of 4,000 random playouts (a seed of their own), alone or beside the proofs (130 and 130). A richer model, with a weight per (piece, offset from
 //! either royal) as well, fitted the held-out proofs far better (log loss 0.048 against
 //! 0.066) but proved no more with both searches leaning (careful 129 / 46, self-play 142 /
 //! 107, random 162 / 131 at 2 M nodes; 129 and 143 with a strength of 0.6), at two thirds of
