@@ -81,29 +81,9 @@ impl ProofStore {
     /// Merges the outcomes of an exported file into the store, in one commit. A file that
     /// is not a complete, intact export is refused whole.
     pub fn import(&self, path: &Path) -> Result<Imported, StoreError> {
-        let bytes = std::fs::read(path).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
-        let refuse = |why: &str| StoreError::Export(path.to_path_buf(), why.to_string());
-        if bytes.len() < 24 || &bytes[..8] != MAGIC {
-            return Err(refuse("not a proof export (no S4PROOF1 header)"));
-        }
-        let count = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
-        let expected = count.checked_mul(RECORD as u64).and_then(|n| n.checked_add(24));
-        if expected != Some(bytes.len() as u64) {
-            return Err(refuse("truncated or padded: the size does not match the record count"));
-        }
-        let (content, trailer) = bytes.split_at(bytes.len() - 8);
-        if xxhash_rust::xxh3::xxh3_64(content) != u64::from_le_bytes(trailer.try_into().expect("8 bytes")) {
-            return Err(refuse("checksum mismatch: the file is damaged"));
-        }
-        let mut facts = Vec::with_capacity(count as usize);
-        for chunk in content[16..].chunks_exact(RECORD) {
-            let key = u128::from_le_bytes(chunk[..16].try_into().expect("16 bytes"));
-            let record = u64::from_le_bytes(chunk[16..].try_into().expect("8 bytes"));
-            let outcome = decode(key, record).ok_or_else(|| refuse("a record fails its own checksum"))?;
-            facts.push((key, outcome));
-        }
+        let facts = read_export(path)?;
         let changed = self.record(&facts)? as u64;
-        Ok(Imported { records: count, changed })
+        Ok(Imported { records: facts.len() as u64, changed })
     }
 
     /// Merges what a proof certificate (`.s4cert`, see `shogi4-certificate`) proves, once its
@@ -123,6 +103,35 @@ impl ProofStore {
         let changed = facts.chunks(10_000).map(|chunk| self.record(chunk).map(|n| n as u64)).sum::<Result<u64, _>>()?;
         Ok(Imported { records: facts.len() as u64, changed })
     }
+}
+
+/// The outcomes an exported file holds, in its order (by key), without a store: what
+/// [`ProofStore::import`] merges, and what a reader that learns from proofs reads. A file
+/// that is not a complete, intact export is refused whole.
+pub fn read_export(path: &Path) -> Result<Vec<(u128, Outcome)>, StoreError> {
+    let bytes = std::fs::read(path).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
+    let refuse = |why: &str| StoreError::Export(path.to_path_buf(), why.to_string());
+    if bytes.len() < 24 || &bytes[..8] != MAGIC {
+        return Err(refuse("not a proof export (no S4PROOF1 header)"));
+    }
+    let count = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+    let expected = count.checked_mul(RECORD as u64).and_then(|n| n.checked_add(24));
+    if expected != Some(bytes.len() as u64) {
+        return Err(refuse("truncated or padded: the size does not match the record count"));
+    }
+    let (content, trailer) = bytes.split_at(bytes.len() - 8);
+    if xxhash_rust::xxh3::xxh3_64(content) != u64::from_le_bytes(trailer.try_into().expect("8 bytes")) {
+        return Err(refuse("checksum mismatch: the file is damaged"));
+    }
+    content[16..]
+        .chunks_exact(RECORD)
+        .map(|chunk| {
+            let key = u128::from_le_bytes(chunk[..16].try_into().expect("16 bytes"));
+            let record = u64::from_le_bytes(chunk[16..].try_into().expect("8 bytes"));
+            let outcome = decode(key, record).ok_or_else(|| refuse("a record fails its own checksum"))?;
+            Ok((key, outcome))
+        })
+        .collect()
 }
 
 /// What a certificate proves of one position, as an outcome: a win or a loss within its bound

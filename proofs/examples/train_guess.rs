@@ -1,14 +1,16 @@
-//! Trains the guess of `src/guess.rs` (who wins a position, a logistic model over its key) on
-//! the proven outcomes of a proof export, and writes its weights as the Rust source that
-//! `src/guess/weights.rs` holds. Deterministic: the same file gives the same weights.
+//! Trains the search's guess (`shogi4_search::guess`: who wins a position, a logistic model
+//! over its key) on the proven outcomes of a proof export, and writes its weights as the Rust
+//! source that `search/src/guess/weights.rs` holds. Deterministic: the same file gives the
+//! same weights.
 //!
-//! `cargo run --release -p shogi4-search --example train_guess -- EXPORT OUT [EPOCHS]`
+//! `cargo run --release -p shogi4-proofs --example train_guess -- EXPORT OUT [EPOCHS]`
 //!
-//! A tenth of the outcomes (a seeded draw) is held out and not trained on; the log loss and
-//! accuracy on both parts are printed after each pass.
+//! The outcomes are taken in an order drawn from their keys' hashes (the export is sorted by
+//! key, an order that follows the board and would bias each pass's last steps), and the
+//! first tenth of that order is held out and not trained on; the log loss and accuracy on
+//! both parts are printed after each pass.
 
-#[path = "../tests/common/rng.rs"]
-mod rng;
+use std::path::Path;
 
 use shogi4_search::guess::{features, FEATURES};
 
@@ -26,11 +28,13 @@ fn main() {
         std::process::exit(2);
     };
     let epochs: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(EPOCHS);
-    let mut samples = proven(&std::fs::read(export).expect("a readable proof export"));
-    let mut rng = rng::Rng(0x9E37_79B9_7F4A_7C15);
-    for i in (1..samples.len()).rev() {
-        samples.swap(i, (rng.next() % (i as u64 + 1)) as usize);
-    }
+    let outcomes = shogi4_proofs::read_export(Path::new(export)).unwrap_or_else(|e| {
+        eprintln!("{e}");
+        std::process::exit(1);
+    });
+    let mut samples: Vec<(u128, bool)> =
+        outcomes.into_iter().filter_map(|(key, outcome)| Some((key, outcome.proven_win()?))).collect();
+    samples.sort_by_key(|&(key, _)| xxhash_rust::xxh3::xxh3_64(&key.to_le_bytes()));
     let wins = samples.iter().filter(|&&(_, win)| win).count();
     eprintln!("{} proven outcomes, {wins} of them wins for the side to move", samples.len());
     let (held, train) = samples.split_at(samples.len() / 10);
@@ -45,11 +49,10 @@ fn main() {
         }
         eprintln!("pass {epoch}: training {}, held out {}", fit(&weights, train), fit(&weights, held));
     }
-    let bytes = std::fs::read(export).expect("a readable proof export");
-    let checksum = u64::from_le_bytes(bytes[bytes.len() - 8..].try_into().expect("8 bytes"));
+    let file_hash = xxhash_rust::xxh3::xxh3_64(&std::fs::read(export).expect("read once already"));
     let mut source = format!(
-        "//! The guess's weights, written by `examples/train_guess.rs` from a proof export of {} proven\n\
-         //! outcomes (its checksum {checksum:016x}), {epochs} passes: held out, {}.\n\n\
+        "//! The guess's weights, written by `proofs/examples/train_guess.rs` from a proof export of\n\
+         //! {} proven outcomes (the file's xxh3-64 {file_hash:016x}), {epochs} passes: held out, {}.\n\n\
          /// One per input of `guess::features`.\n#[rustfmt::skip]\npub(super) const WEIGHTS: [f32; super::FEATURES] = [\n",
         samples.len(),
         fit(&weights, held),
@@ -60,26 +63,6 @@ fn main() {
     }
     source.push_str("];\n");
     std::fs::write(out, source).expect("a writable output");
-}
-
-/// (key, whether the side to move wins) of every proven outcome of an export (`S4PROOF1`: a
-/// header, 24-byte records of key and record, a checksum; see `shogi4-proofs`).
-fn proven(bytes: &[u8]) -> Vec<(u128, bool)> {
-    assert!(bytes.len() >= 24 && &bytes[..8] == b"S4PROOF1", "not a proof export");
-    bytes[16..bytes.len() - 8]
-        .chunks_exact(24)
-        .filter_map(|chunk| {
-            let key = u128::from_le_bytes(chunk[..16].try_into().expect("16 bytes"));
-            let payload = u64::from_le_bytes(chunk[16..].try_into().expect("8 bytes")) & 0xFFFF_FFFF;
-            // The store's tags: 1 exact (odd distances are wins), 3 a bounded win, 4 a bounded loss.
-            match payload >> 24 {
-                1 => Some((key, payload & 1 == 1)),
-                3 => Some((key, true)),
-                4 => Some((key, false)),
-                _ => None,
-            }
-        })
-        .collect()
 }
 
 fn probability(weights: &[f32], key: u128) -> f32 {
