@@ -144,6 +144,13 @@
 //! value (36 to 44 exactly, with the depth-bounded search leaning too), self-play from 130 to
 //! 142: the largest step any starting-number change made here. Figures in `guess.rs`.
 //!
+//! **Drops to one square counted once, tried and dropped** (2 M nodes, with the guess: careful
+//! play 129, self-play 141, random 162 as kept). Different pieces dropped on the same square
+//! often lead to the same proof, so a node's summed number could take only the largest of
+//! theirs (as tsume-shogi solvers do for interpositions): below "loss?" nodes careful 127,
+//! self-play 143, random 160; below "win?" nodes 129, 143, 162; below both 128, 143, 162. All
+//! moves to one square counted once (board moves too): 126 and 123 on careful play.
+//!
 //! **No symmetries in the tables.** The fact table is keyed by the position as it stands, not
 //! by a canonical image under the mirror and the colour flip. Counted before deciding: of
 //! 24.7 M fact-table misses of the value search (60 careful-play positions, 1 M nodes each),
