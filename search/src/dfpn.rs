@@ -148,8 +148,13 @@ impl Prover<'_> {
         // below a "loss?" node) settles it in the loop below: no need for the others' numbers.
         let decided_at_once = children.iter().any(|child| child.known == Some(question == Question::Win));
         if !decided_at_once {
-            // Unresolved children start from their mobility (see `Child::initial`).
+            // Unresolved children start from their mobility (see `Child::initial`). One with
+            // numbers of its own was expanded before, so it has moves, and its starting numbers
+            // are needed only if that entry is replaced meanwhile (then it starts from (1, 1)).
             for child in children.iter_mut().filter(|child| child.known.is_none()) {
+                if self.numbers.get(child.key, child_depth).is_some() {
+                    continue;
+                }
                 let counts = child.position.move_counts();
                 child.initial =
                     initial_numbers(child_question, child_depth, counts.safe as u32, guess::lean(child.key));
