@@ -34,7 +34,7 @@ fn main() {
     });
     let mut samples: Vec<(u128, bool)> =
         outcomes.into_iter().filter_map(|(key, outcome)| Some((key, outcome.proven_win()?))).collect();
-    samples.sort_by_key(|&(key, _)| xxhash_rust::xxh3::xxh3_64(&key.to_le_bytes()));
+    samples.sort_by_cached_key(|&(key, _)| xxhash_rust::xxh3::xxh3_64(&key.to_le_bytes()));
     let wins = samples.iter().filter(|&&(_, win)| win).count();
     eprintln!("{} proven outcomes, {wins} of them wins for the side to move", samples.len());
     let (held, train) = samples.split_at(samples.len() / 10);
