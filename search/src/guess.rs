@@ -42,8 +42,9 @@
 //! numbers only: the mobility side alone gave 131 / 45, 143 / 107, 162 / 132 at 2 M nodes but
 //! 150 / 77, 154 / 115, 171 / 142 at 8 M; the other side alone 119, 129, 157 at 2 M. And the
 //! root's choice between "win?" and "loss?" is not where the time goes: comparing the loss
-//! question's proof number halved or quartered (a sum over every move, where the win's is a
-//! least) gave careful 130 and 129 at 2 M nodes. Over the closed games' positions (the differential test, 2,000 nodes each) it proves
+//! question's proof number halved or quartered (a sum over every move, where the win's is the
+//! least of its moves') gave careful 130 and 129 at 2 M nodes. Over the closed games'
+//! positions (the differential test, 2,000 nodes each) it proves
 //! a little less: 81,598 exactly and 5,160 with bounds of 100,001,
 //! against 82,265 and 4,808, none wrong; those positions are what the tables answer.
 //!

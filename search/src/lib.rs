@@ -26,8 +26,8 @@
 //! With the learned guess (`guess.rs`), at 2 M nodes a position (careful play, self-play,
 //! random playouts proven as a value / exactly): 10% for deepening 133 / 45, 142 / 110,
 //! 162 / 132 against 129 / 43, 141 / 107, 162 / 132 for 20%; at 8 M nodes 151 / 75, 157 / 115,
-//! 171 / 141 against 151 / 77, 158 / 116, 170 / 141; within 1 s, alternating, two rounds each,
-//! careful 74.0% and 74.0% against 73.0% and 75.0%. No better where 1 s reaches, and
+//! 171 / 141 against 151 / 77, 158 / 116, 170 / 141; within 1 s (with the guess's first
+//! weights), alternating, two rounds each, careful 74.0% and 74.0% against 73.0% and 75.0%. No better where 1 s reaches, and
 //! unknown answers a ply or two shallower, so 20% stays.
 //!
 //! A proven range is narrowed by two questions just past its lower bound, then bisection:
