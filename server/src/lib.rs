@@ -108,6 +108,8 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
     let max_uri = limits.max_uri_bytes;
     let max_body = limits.max_body_bytes;
     let permits = Arc::new(tokio::sync::Semaphore::new(limits.concurrency));
+    let spec = openapi::spec_with(&limits);
+    let endpoints: Arc<str> = openapi::endpoints(&spec).into();
     Router::new()
         .route("/probe", get(routes::probe::probe).post(routes::probe::probe_batch))
         .route("/mainline", get(routes::probe::mainline))
@@ -118,9 +120,9 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         .route("/files/{name}", get(routes::files::download))
         .with_state(state)
         .merge(routes::web::Site::new(&limits).router())
-        .merge(SwaggerUi::new("/docs").url("/openapi.json", openapi::spec_with(&limits)))
+        .merge(SwaggerUi::new("/docs").url("/openapi.json", spec))
         .method_not_allowed_fallback(method_not_allowed)
-        .fallback(not_found)
+        .fallback(move |request: Request| not_found(request, Arc::clone(&endpoints)))
         .layer(DefaultBodyLimit::max(limits.max_body_bytes))
         // A bug must still answer: a panic becomes a logged 500 problem, not a dropped connection.
         .layer(CatchPanicLayer::custom(|cause: Box<dyn std::any::Any + Send>| {
@@ -241,10 +243,11 @@ async fn overload_error(error: BoxError) -> ApiError {
     }
 }
 
-async fn not_found(request: Request) -> ApiError {
+/// A path no route serves: the answer names the API's endpoints (`endpoints`, from the OpenAPI
+/// document) and the explorer.
+async fn not_found(request: Request, endpoints: Arc<str>) -> ApiError {
     ApiError::NotFound(format!(
-        "no endpoint at {}; see /docs for the API (GET /probe, POST /probe, GET /mainline, GET /tables, GET /health, \
-         GET /metrics) and / for the explorer",
+        "no endpoint at {}; see /docs for the API ({endpoints}) and / for the explorer",
         request.uri().path()
     ))
 }

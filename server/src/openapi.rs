@@ -29,11 +29,13 @@ use crate::routes;
             is exact, draws included. Every position of a real game holds all ten pieces, a game no table holds, \
             so it gets `source: search`: a proof search within a budget (`search` says how many positions it \
             examined and how long it took), or `source: store` when an earlier search (in the background, by \
-            `shogi4 prove`, or from an imported file) had already proven the value. A search's `win` or `loss` is as exact as a table's, distance \
-            included (every shorter distance was searched to the end). Otherwise the answer is `category: \
+            `shogi4 prove`, or from an imported file) had already proven the value. A search's `win` or `loss` is proven, as sure as a table's. Its \
+            `dtw` is exact where the search established it (every shorter distance was searched to the end); \
+            otherwise `dtw` is null and `dtw_at_least` and `dtw_at_most` bound the distance. Otherwise the answer is `category: \
             unknown` with `no_result_within: D`: neither side can force the royal capture within D plies; the \
             game may be longer or drawn. A search never claims a draw. Each move carries its own answer the same \
-            way. `GET /mainline` gives the line for proven search results, and an empty one otherwise. Searches \
+            way. `GET /mainline` gives the line for proven search results (for a bounded one a forced line, \
+            not necessarily the shortest), and an empty one otherwise. Searches \
             run a fixed number at a time; when every search worker stays busy for a whole search budget the \
             answer is `/problems/search-busy` (503, with `Retry-After`).\n\n\
             **Rate limits.** Each client (an IPv4 address, or an IPv6 /64) has a token bucket: {rate}. A table probe costs 1 token (each table position of a batch too), a \
@@ -107,6 +109,23 @@ pub fn spec_with(limits: &crate::ServiceLimits) -> utoipa::openapi::OpenApi {
         .replace("{stall}", &d.stall.as_secs().to_string());
     description.push_str(&ProblemType::served_catalogue());
     spec
+}
+
+/// The endpoints `spec` describes, as `GET /files, GET /files/{name}, …` (by path, then
+/// method): what the answer to an unknown path points to, read off the document so that it
+/// names every endpoint the router serves and no other.
+pub fn endpoints(spec: &utoipa::openapi::OpenApi) -> String {
+    spec.paths
+        .paths
+        .iter()
+        .flat_map(|(path, item)| {
+            [("GET", &item.get), ("POST", &item.post), ("PUT", &item.put), ("DELETE", &item.delete)]
+                .into_iter()
+                .filter(|(_, operation)| operation.is_some())
+                .map(move |(method, _)| format!("{method} {path}"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// The OpenAPI document as pretty JSON with a trailing newline (the checked-in form).

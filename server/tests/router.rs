@@ -132,6 +132,32 @@ async fn royal_capture_and_promotion_flags() {
     assert_eq!(promoting["promotion"], true);
 }
 
+/// An unknown path is pointed to every endpoint the OpenAPI document describes, each of its
+/// methods, and to nothing else.
+#[tokio::test]
+async fn an_unknown_path_names_every_endpoint() {
+    let (status, _, body) = get("/nowhere").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let detail = body["detail"].as_str().unwrap();
+    let spec = serde_json::to_value(openapi::spec()).unwrap();
+    let mut named = 0;
+    for (path, item) in spec["paths"].as_object().unwrap() {
+        for method in
+            item.as_object().unwrap().keys().filter(|k| ["get", "post", "put", "delete"].contains(&k.as_str()))
+        {
+            let endpoint = format!("{} {path}", method.to_uppercase());
+            assert!(
+                detail.contains(&format!("{endpoint},")) || detail.contains(&format!("{endpoint})")),
+                "{endpoint} in {detail}"
+            );
+            named += 1;
+        }
+    }
+    assert!(named >= 8 && detail.contains("GET /files/{name}"), "{detail}");
+    let listed = detail.split_once('(').and_then(|(_, rest)| rest.split_once(')')).unwrap().0;
+    assert_eq!(listed.split(", ").count(), named, "these endpoints and no other: {listed}");
+}
+
 #[tokio::test]
 async fn error_classes_have_problem_bodies() {
     let cases = [
