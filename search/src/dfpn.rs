@@ -376,6 +376,6 @@ impl Prover<'_> {
 /// the subtree it has started (as deep df-pn does) instead of seesawing between siblings.
 fn initial_numbers(question: Question, depth: u32, safe_moves: u32, lean: f32) -> (u32, u32) {
     let scale = depth + 1;
-    let (proof, disproof) = starting_numbers(question, safe_moves.max(1), lean);
+    let (proof, disproof) = starting_numbers(question, safe_moves.max(1), lean, 1);
     (proof.saturating_mul(scale), disproof.saturating_mul(scale))
 }

@@ -22,7 +22,9 @@
 //! (`dfpn.rs`, whose numbers are then scaled by the depth left). The value questions alone
 //! gave careful play 132 / 38 and 150 / 76: the depth-bounded search's lean is what raises
 //! the exact share. With both leaning, strengths 0.25 and 0.5 gave careful 128 / 44 and
-//! 131 / 41, self-play 140 / 105 and 142 / 106: flat around the 0.35 kept. Tried on the value
+//! 131 / 41, self-play 140 / 105 and 142 / 106: flat around the 0.35 kept then. (Since the
+//! value questions count a move as 4 in their starting numbers, so that the favoured side's
+//! number can lean too, 0.25 is kept: `numbers::VALUE_UNIT` has the figures.) Tried on the value
 //! questions alone, at 2 M nodes on careful play: other strengths ([`STRENGTH`] 0.25, 0.5,
 //! 0.7 and 1: 129, 130, 127 and 120) and models trained on the proven facts of short analyses
 //! of 4,000 random playouts (a seed of their own), alone or beside the proofs (130 and 130). A richer model, with a weight per (piece, offset from
@@ -84,7 +86,7 @@ pub const FEATURES: usize = HAND_FEATURES + 16 + 1;
 /// How far a guess moves the starting numbers: a child its mover is guessed to win with log-odds
 /// `s` has the numbers on the mover's winning side divided, on its losing side multiplied, by
 /// `2^(STRENGTH · s)` (see `numbers::starting_numbers`). Measured, see the module doc.
-pub const STRENGTH: f32 = 0.35;
+pub const STRENGTH: f32 = 0.25;
 /// The log-odds are clamped to ± this before they scale anything.
 const MOST: f32 = 6.0;
 

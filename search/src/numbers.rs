@@ -155,17 +155,37 @@ pub(crate) fn grow(second: u32) -> u32 {
     second.saturating_add((second / 4).max(1))
 }
 
+/// What one safe move counts for in the value questions' starting numbers (`value.rs`; the
+/// depth-bounded search counts 1, then scales by the depth left).
+///
+/// With 1, the number on the side the guess favours, `1 / lean`, rounds back up to 1 (never 0:
+/// that would say settled), so the lean could only raise the other side; with 4 it lowers
+/// the favoured side as well, and the 1 + ε slack (`grow`) is no longer a whole unit on the
+/// smallest numbers. Measured with `scripts/search-reach.sh 200 2000000n` and `8000000n`
+/// (careful play, self-play, random playouts, proven as a value / exactly), together with
+/// the guess's [`crate::guess::STRENGTH`] lowered from 0.35 to 0.25: at 2 M nodes 137 / 43,
+/// 143 / 106, 163 / 132 against 129 / 43, 141 / 107, 162 / 132; at 8 M nodes 155 / 78,
+/// 158 / 116, 171 / 142 against 151 / 77, 158 / 116, 170 / 141; at 16 M nodes careful play 161
+/// / 94 against 162 / 94. A gain where a search is short (the server's default budget is
+/// 300 ms), none where it is long. With the strength kept at 0.35, a unit of 4 gave 136, 144,
+/// 163 at 2 M nodes (2: 133, 143, 162; 8 and 16: 136 and 135 on careful play) but 152, 155,
+/// 173 at 8 M, and strength 0.5 gave careful 154 and self-play 155 at 8 M. The same unit in the
+/// depth-bounded search as well: 129, 139, 160 at 2 M nodes (with both searches at 4 and
+/// strength 0.35, 154, 154, 172 at 8 M), so it keeps 1 there.
+pub(crate) const VALUE_UNIT: u32 = 4;
+
 /// The numbers of a node not yet expanded whose mover has `safe_moves` (at least one) and is
-/// guessed to win by `lean` (`guess::lean`: above 1 where the mover looks ahead); the
-/// depth-bounded search scales them by the depth left.
+/// guessed to win by `lean` (`guess::lean`: above 1 where the mover looks ahead), with each
+/// move counting `unit` (see [`VALUE_UNIT`]); the depth-bounded search scales them by the
+/// depth left.
 ///
 /// Showing that the mover does badly (proving its loss, refuting its win) means answering each
-/// of its safe moves, so that side starts at their count; showing it does well, at 1. Then
-/// both lean toward the guess: divided by `lean` for the mover, multiplied against it. Never
-/// below 1: only a settled node has a 0.
-pub(crate) fn starting_numbers(question: Question, safe_moves: u32, lean: f32) -> (u32, u32) {
+/// of its safe moves, so that side starts at their count; showing it does well, at one move's
+/// worth. Then both lean toward the guess: divided by `lean` for the mover, multiplied
+/// against it. Never below 1: only a settled node has a 0.
+pub(crate) fn starting_numbers(question: Question, safe_moves: u32, lean: f32, unit: u32) -> (u32, u32) {
     let scaled = |n: u32, by: f32| ((n as f32 * by).round() as u32).max(1);
-    let (for_the_mover, against_the_mover) = (scaled(1, 1.0 / lean), scaled(safe_moves, lean));
+    let (for_the_mover, against_the_mover) = (scaled(unit, 1.0 / lean), scaled(unit * safe_moves, lean));
     match question {
         Question::Win => (for_the_mover, against_the_mover),
         Question::Loss => (against_the_mover, for_the_mover),
@@ -190,16 +210,19 @@ mod tests {
     /// Without a guess (`lean` 1), the mobility alone: 1 for the mover, its safe moves against.
     #[test]
     fn an_even_guess_leaves_the_mobility_alone() {
-        assert_eq!(starting_numbers(Question::Win, 7, 1.0), (1, 7));
-        assert_eq!(starting_numbers(Question::Loss, 7, 1.0), (7, 1));
+        assert_eq!(starting_numbers(Question::Win, 7, 1.0, 1), (1, 7));
+        assert_eq!(starting_numbers(Question::Loss, 7, 1.0, 1), (7, 1));
     }
 
     /// A mover guessed ahead is cheaper to prove winning and dearer to prove losing; never 0.
+    /// With a larger unit, the favoured side's number falls below a move's worth too.
     #[test]
     fn a_guess_leans_both_numbers_its_way() {
-        assert_eq!(starting_numbers(Question::Win, 6, 4.0), (1, 24));
-        assert_eq!(starting_numbers(Question::Loss, 6, 4.0), (24, 1));
-        assert_eq!(starting_numbers(Question::Win, 6, 0.25), (4, 2));
-        assert_eq!(starting_numbers(Question::Loss, 1, 0.01), (1, 100));
+        assert_eq!(starting_numbers(Question::Win, 6, 4.0, 1), (1, 24));
+        assert_eq!(starting_numbers(Question::Loss, 6, 4.0, 1), (24, 1));
+        assert_eq!(starting_numbers(Question::Win, 6, 0.25, 1), (4, 2));
+        assert_eq!(starting_numbers(Question::Loss, 1, 0.01, 1), (1, 100));
+        assert_eq!(starting_numbers(Question::Win, 6, 2.0, 4), (2, 48));
+        assert_eq!(starting_numbers(Question::Win, 6, 1.0, 4), (4, 24));
     }
 }

@@ -161,7 +161,7 @@
 use shogi4_engine::Position;
 
 use crate::guess;
-use crate::numbers::{grow, starting_numbers, step, Question, Step, INFINITE};
+use crate::numbers::{grow, starting_numbers, step, Question, Step, INFINITE, VALUE_UNIT};
 use crate::prover::{Aborted, Prover, MAX_DEPTH};
 use crate::table::{key_of, mix, Depth, UNKNOWN};
 
@@ -375,7 +375,7 @@ impl Prover<'_> {
                 let bound = if counts.legal == 0 { 0 } else { 2 };
                 child.known = Some(if loses { Known::Proven(bound) } else { Known::Refuted });
             } else {
-                child.numbers = starting_numbers(child_question, counts.safe as u32, guess::lean(child.key));
+                child.numbers = starting_numbers(child_question, counts.safe as u32, guess::lean(child.key), VALUE_UNIT);
             }
         }
         self.nodes += children.len() as u64;
