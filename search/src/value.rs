@@ -375,7 +375,8 @@ impl Prover<'_> {
                 let bound = if counts.legal == 0 { 0 } else { 2 };
                 child.known = Some(if loses { Known::Proven(bound) } else { Known::Refuted });
             } else {
-                child.numbers = starting_numbers(child_question, counts.safe as u32, guess::lean(child.key), VALUE_UNIT);
+                child.numbers =
+                    starting_numbers(child_question, counts.safe as u32, guess::lean(child.key), VALUE_UNIT);
             }
         }
         self.nodes += children.len() as u64;
