@@ -151,6 +151,16 @@
 //! self-play 143, random 160; below "win?" nodes 129, 143, 162; below both 128, 143, 162. All
 //! moves to one square counted once (board moves too): 126 and 123 on careful play.
 //!
+//! **The guess beyond the frontier, tried and dropped** (2 M nodes, careful play 137 as kept
+//! with `numbers::VALUE_UNIT`). The lean acts on a child's starting numbers only; once the
+//! child is expanded its numbers come from below and the guess no longer counts. Kept on for
+//! good, as a weight on every open child's numbers in its parent's step (the limits handed
+//! down converted back, rounded so that reaching them still passes the parent's): the
+//! weights multiply along a line, so a favoured line's numbers shrink with its depth and the
+//! search dives; 3 of 200 proven with weights of `2^(s/4)` for log-odds `s`. As an edge cost
+//! added to the parent's own number of a child whose mover the guess favours (as df-pn+
+//! charges moves it does not like), a cost of 0.2, 0.5 and 1 times `4s`: 135, 133 and 130.
+//!
 //! **No symmetries in the tables.** The fact table is keyed by the position as it stands, not
 //! by a canonical image under the mirror and the colour flip. Counted before deciding: of
 //! 24.7 M fact-table misses of the value search (60 careful-play positions, 1 M nodes each),
