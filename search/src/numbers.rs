@@ -151,6 +151,8 @@ pub(crate) fn step(
 /// searches on every run): against ε = 1, careful play 130 → 137 of 200 proven as a value
 /// and 72 → 80 exactly, random playouts 163 → 167, self-play 136 → 140; ε = ⅛ and ⅜ gave 136
 /// and 137 on careful play (ε = ½ gave 131 within 1 s, against 134 for ¼ in the same series).
+/// Again with [`VALUE_UNIT`] at 4, at 2 M nodes: ε = ⅛ and ½ gave careful play 134 and 135,
+/// self-play 143 and 144, random playouts 161 and 161, against 137, 143 and 163.
 pub(crate) fn grow(second: u32) -> u32 {
     second.saturating_add((second / 4).max(1))
 }
@@ -171,7 +173,9 @@ pub(crate) fn grow(second: u32) -> u32 {
 /// 163 at 2 M nodes (2: 133, 143, 162; 8 and 16: 136 and 135 on careful play) but 152, 155,
 /// 173 at 8 M, and strength 0.5 gave careful 154 and self-play 155 at 8 M. The same unit in the
 /// depth-bounded search as well: 129, 139, 160 at 2 M nodes (with both searches at 4 and
-/// strength 0.35, 154, 154, 172 at 8 M), so it keeps 1 there.
+/// strength 0.35, 154, 154, 172 at 8 M), so it keeps 1 there. Nor do the two sides want
+/// different units: the favoured side at 2 or 8 against 4 per move gave 137, 141, 161 and
+/// 133, 143, 164 at 2 M nodes.
 pub(crate) const VALUE_UNIT: u32 = 4;
 
 /// The numbers of a node not yet expanded whose mover has `safe_moves` (at least one) and is
