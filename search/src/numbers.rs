@@ -175,7 +175,8 @@ pub(crate) fn grow(second: u32) -> u32 {
 /// depth-bounded search as well: 129, 139, 160 at 2 M nodes (with both searches at 4 and
 /// strength 0.35, 154, 154, 172 at 8 M), so it keeps 1 there. Nor do the two sides want
 /// different units: the favoured side at 2 or 8 against 4 per move gave 137, 141, 161 and
-/// 133, 143, 164 at 2 M nodes.
+/// 133, 143, 164 at 2 M nodes; nor a curved count, the safe moves to the power 0.75 or 1.25:
+/// 132, 143, 163 and 134, 142, 162.
 pub(crate) const VALUE_UNIT: u32 = 4;
 
 /// The numbers of a node not yet expanded whose mover has `safe_moves` (at least one) and is
