@@ -28,7 +28,11 @@
 //! 162 / 132 against 129 / 43, 141 / 107, 162 / 132 for 20%; at 8 M nodes 151 / 75, 157 / 115,
 //! 171 / 141 against 151 / 77, 158 / 116, 170 / 141; within 1 s (with the guess's first
 //! weights), alternating, two rounds each, careful 74.0% and 74.0% against 73.0% and 75.0%. No better where 1 s reaches, and
-//! unknown answers a ply or two shallower, so 20% stays.
+//! unknown answers a ply or two shallower, so 20% stays. Again with the value questions'
+//! unit of 4 (`numbers.rs`): 10% gave 139 / 43, 145 / 107, 164 / 132 at 2 M nodes against
+//! 137 / 43, 143 / 106, 163 / 132, and at 8 M careful play 155 / 77 and self-play 161 / 115
+//! against 155 / 78 and 158 / 116, with unknown answers a median of two plies shallower
+//! (30%: 132, 143, 161 at 2 M).
 //!
 //! A proven range is narrowed by two questions just past its lower bound, then bisection:
 //! bisection alone left the exact share a point or two lower, since most distances lie just
