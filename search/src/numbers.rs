@@ -171,7 +171,8 @@ pub(crate) fn grow(second: u32) -> u32 {
 /// / 94 against 162 / 94. A gain where a search is short (the server's default budget is
 /// 300 ms), none where it is long. With the strength kept at 0.35, a unit of 4 gave 136, 144,
 /// 163 at 2 M nodes (2: 133, 143, 162; 8 and 16: 136 and 135 on careful play) but 152, 155,
-/// 173 at 8 M, and strength 0.5 gave careful 154 and self-play 155 at 8 M. The same unit in the
+/// 173 at 8 M, and strength 0.5 gave careful 154 and self-play 155 at 8 M; strengths 0.2 and 0.3
+/// with the unit, 132, 139, 162 and 135, 144, 161 at 2 M. The same unit in the
 /// depth-bounded search as well: 129, 139, 160 at 2 M nodes (with both searches at 4 and
 /// strength 0.35, 154, 154, 172 at 8 M), so it keeps 1 there. Nor do the two sides want
 /// different units: the favoured side at 2 or 8 against 4 per move gave 137, 141, 161 and
