@@ -169,12 +169,12 @@ pub(crate) fn grow(second: u32) -> u32 {
 /// 143 / 106, 163 / 132 against 129 / 43, 141 / 107, 162 / 132; at 8 M nodes 155 / 78,
 /// 158 / 116, 171 / 142 against 151 / 77, 158 / 116, 170 / 141; at 16 M nodes careful play 161
 /// / 94 against 162 / 94. A gain where a search is short (the server's default budget is
-/// 300 ms), none where it is long. With the strength kept at 0.35, a unit of 4 gave 136, 144,
-/// 163 at 2 M nodes (2: 133, 143, 162; 8 and 16: 136 and 135 on careful play) but 152, 155,
-/// 173 at 8 M, and strength 0.5 gave careful 154 and self-play 155 at 8 M; strengths 0.2 and 0.3
-/// with the unit, 132, 139, 162 and 135, 144, 161 at 2 M. The same unit in the
-/// depth-bounded search as well: 129, 139, 160 at 2 M nodes (with both searches at 4 and
-/// strength 0.35, 154, 154, 172 at 8 M), so it keeps 1 there. Nor do the two sides want
+/// 300 ms), none where it is long. With the strength kept at 0.35: a unit of 4 here alone gave
+/// 136, 144, 163 at 2 M nodes but 152, 155, 173 at 8 M, and 8 gave 136, 145, 163 at 2 M; in
+/// both searches, units of 2, 4, 8 and 16 gave careful play 133, 136, 135 and 135 at 2 M, and 4
+/// gave 154, 154, 172 at 8 M; in the depth-bounded search alone, 4 gave 129, 139, 160 at 2 M,
+/// so that search keeps 1. Strength 0.5 with the unit gave careful 154 and self-play 155 at
+/// 8 M; strengths 0.2 and 0.3, 132, 139, 162 and 135, 144, 161 at 2 M. Nor do the two sides want
 /// different units: the favoured side at 2 or 8 against 4 per move gave 137, 141, 161 and
 /// 133, 143, 164 at 2 M nodes; nor a curved count, the safe moves to the power 0.75 or 1.25:
 /// 132, 143, 163 and 134, 142, 162.
