@@ -1405,6 +1405,20 @@ const LONG_SYMBOL: u32 = (1 << 11) - 1;
 // these limits means widening its field first.
 const _: () = assert!(MAX_SYMBOLS <= 1 << 12 && MAX_CODE_BITS < 1 << 5 && MAX_CLASSES <= 1 << 4);
 
+/// A [`FastEntry`] for a symbol whose code has `bits` bits (at most [`FAST_BITS`], so never
+/// 0), in class `class`, standing for `slots` slots.
+fn fast_entry(symbol: usize, bits: u32, class: u32, slots: u64) -> FastEntry {
+    let slots = u32::try_from(slots).map_or(LONG_SYMBOL, |l| l.min(LONG_SYMBOL));
+    symbol as u32 | bits << 12 | class << 17 | slots << 21
+}
+
+/// A [`FastEntry`]'s symbol, code length, class and slots ([`LONG_SYMBOL`] when the symbol
+/// stands for more, to be read from its length).
+#[inline]
+fn fast_fields(entry: FastEntry) -> (usize, u32, usize, u32) {
+    ((entry & 0xfff) as usize, entry >> 12 & 0x1f, (entry >> 17 & 0xf) as usize, entry >> 21)
+}
+
 /// The decoding side of a compressed section: parsed once when the table is opened.
 #[derive(Debug)]
 pub struct Decoder {
@@ -1584,10 +1598,8 @@ impl Decoder {
             for (symbol, &(code, bits)) in canonical.iter().enumerate().filter(|&(_, &(_, b))| b > 0 && b <= FAST_BITS)
             {
                 let class = class_of.get(symbol).map_or(0, |&c| u32::from(c));
-                let slots = u32::try_from(lengths[symbol]).map_or(LONG_SYMBOL, |l| l.min(LONG_SYMBOL));
                 let start = table + ((code << (FAST_BITS - bits)) as usize);
-                fast[start..start + (1 << (FAST_BITS - bits))]
-                    .fill(symbol as u32 | bits << 12 | class << 17 | slots << 21);
+                fast[start..start + (1 << (FAST_BITS - bits))].fill(fast_entry(symbol, bits, class, lengths[symbol]));
             }
         }
         if entry != code_entries as usize {
@@ -1751,10 +1763,9 @@ impl Decoder {
                 (symbol, bits, class, self.lengths[symbol])
             }
             entry => {
-                let symbol = (entry & 0xfff) as usize;
-                let slots = entry >> 21;
+                let (symbol, bits, class, slots) = fast_fields(entry);
                 let slots = if slots == LONG_SYMBOL { self.lengths[symbol] } else { u64::from(slots) };
-                (symbol, entry >> 12 & 0x1f, (entry >> 17 & 0xf) as usize, slots)
+                (symbol, bits, class, slots)
             }
         };
         walk.bit += bits as usize;
