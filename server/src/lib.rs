@@ -110,6 +110,7 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
     let permits = Arc::new(tokio::sync::Semaphore::new(limits.concurrency));
     let spec = openapi::spec_with(&limits);
     let endpoints: Arc<str> = openapi::endpoints(&spec).into();
+    let site = routes::web::Site::new(&limits, state.search.background_workers());
     Router::new()
         .route("/probe", get(routes::probe::probe).post(routes::probe::probe_batch))
         .route("/mainline", get(routes::probe::mainline))
@@ -119,7 +120,7 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         .route("/files", get(routes::files::list))
         .route("/files/{name}", get(routes::files::download))
         .with_state(state)
-        .merge(routes::web::Site::new(&limits).router())
+        .merge(site.router())
         .merge(SwaggerUi::new("/docs").url("/openapi.json", spec))
         .method_not_allowed_fallback(method_not_allowed)
         .fallback(move |request: Request| not_found(request, Arc::clone(&endpoints)))

@@ -168,6 +168,16 @@ impl SearchService {
         &self.settings
     }
 
+    /// Threads that search queued positions further: the configured number, or none without a
+    /// proof store to queue in and keep their results.
+    pub fn background_workers(&self) -> usize {
+        if self.writable_store().is_some() {
+            self.settings.background.workers
+        } else {
+            0
+        }
+    }
+
     /// The probe answer for a position no table holds, searched within `1 / share` of the
     /// request budget, waiting and searching no later than `deadline` (past it: `search-busy`
     /// at once). An answer that is not exact queues the position, and its moves' positions

@@ -565,6 +565,14 @@ async fn the_about_page_publishes_this_servers_limits() {
     assert!(about.contains("<td>17</td>"));
     let (_, _, about) = get_raw(router(), "/about", None).await;
     assert!(about.contains("no limit on this server"));
+    // Without a proof store nothing is searched in the background, whatever the settings say.
+    assert!(about.contains("Search in the background</th><td>none on this server"), "{about}");
+    let scratch = tempfile::tempdir().unwrap();
+    let (store, _) = shogi4_proofs::ProofStore::open(&scratch.path().join("proofs.redb")).unwrap();
+    let state = AppState::load(tables_dir(), TableLoading::default(), ServiceLimits::default()).unwrap();
+    let (_, _, about) =
+        get_raw(app(Arc::new(state.with_proof_store(store)), &CorsPolicy::default()), "/about", None).await;
+    assert!(about.contains("Search in the background</th><td>1 thread, at the lowest priority"), "{about}");
 }
 
 #[tokio::test]

@@ -1,7 +1,8 @@
 //! The web explorer: pages, styles and scripts embedded in the binary and served with
 //! validators. Nothing is loaded from another host and nothing is built: the files under
 //! `server/web/` are what browsers get. The about page publishes this server's own limits,
-//! filled in once at start-up from [`ServiceLimits`].
+//! filled in once at start-up from [`ServiceLimits`] and from whether its searches go on in
+//! the background.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -48,9 +49,11 @@ const CONTENT_SECURITY_POLICY: &str =
     "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors *";
 
 impl Site {
-    /// The site, with the about page's limits taken from `limits`.
-    pub fn new(limits: &ServiceLimits) -> Site {
-        let about = include_str!("../../web/about.html").replace("<!--LIMITS-->", &limits_table(limits));
+    /// The site, with the about page's limits taken from `limits` and the number of threads
+    /// that search in the background.
+    pub fn new(limits: &ServiceLimits, background_workers: usize) -> Site {
+        let about =
+            include_str!("../../web/about.html").replace("<!--LIMITS-->", &limits_table(limits, background_workers));
         let pages = HashMap::from([
             ("/", Asset::new(include_str!("../../web/index.html"), HTML)),
             ("/games", Asset::new(include_str!("../../web/games.html"), HTML)),
@@ -87,7 +90,7 @@ impl Site {
 }
 
 /// The about page's table of this server's limits.
-fn limits_table(limits: &ServiceLimits) -> String {
+fn limits_table(limits: &ServiceLimits, background_workers: usize) -> String {
     let rate = &limits.rate;
     let per_client = if rate.per_second == 0 {
         "<tr><th scope=\"row\">Per client</th><td>no limit on this server</td></tr>".to_string()
@@ -97,13 +100,23 @@ fn limits_table(limits: &ServiceLimits) -> String {
             rate.per_second, rate.burst
         )
     };
+    let background = match background_workers {
+        0 => "none on this server".to_string(),
+        workers => format!(
+            "{workers} thread{}, at the lowest priority, for answers that were not exact (first {} ms a position, \
+             doubling each time)",
+            if workers == 1 { "" } else { "s" },
+            limits.search.background.time.as_millis()
+        ),
+    };
     format!(
         "<table class=\"games\">{per_client}\
          <tr><th scope=\"row\">A probe answered by a table</th><td>{} token (each position of a batch likewise, and each unreadable one)</td></tr>\
          <tr><th scope=\"row\">A best line from a table</th><td>{} tokens</td></tr>\
          <tr><th scope=\"row\">An answer by proof search</th><td>{} tokens, at most {} ms of search</td></tr>\
          <tr><th scope=\"row\">Positions per batch</th><td>{}</td></tr>\
-         <tr><th scope=\"row\">Time per request</th><td>{} ms</td></tr></table>",
+         <tr><th scope=\"row\">Time per request</th><td>{} ms</td></tr>\
+         <tr><th scope=\"row\">Search in the background</th><td>{background}</td></tr></table>",
         cost::TABLE_PROBE,
         cost::TABLE_MAINLINE,
         cost::SEARCH,
