@@ -66,7 +66,7 @@ use crate::table::{key_of, Depth, UNKNOWN};
 
 /// A child of an expanded node: its position and key, and its answer when known without
 /// expanding it.
-struct Child {
+pub(crate) struct Child {
     position: Position,
     key: u128,
     known: Option<bool>,
@@ -131,12 +131,14 @@ impl Prover<'_> {
             self.resolve(key, depth, question, yes);
             return Ok(if yes { (0, INFINITE) } else { (INFINITE, 0) });
         }
-        let (mut children, has_unsafe_moves) = self.safe_children(position, key, child_depth, |position, key| Child {
+        let spare = self.spare_depth_children.pop().unwrap_or_default();
+        let (mut children, has_unsafe_moves) = self.safe_children(
             position,
             key,
-            known: None,
-            initial: (1, 1),
-        });
+            child_depth,
+            |position, key| Child { position, key, known: None, initial: (1, 1) },
+            spare,
+        );
         for child in &mut children {
             // A safe move's position: its side to move cannot take the royal.
             child.known = match child_question {
@@ -166,6 +168,23 @@ impl Prover<'_> {
         }
         // Every child was generated and looked up: each counts as a node examined.
         self.nodes += children.len() as u64;
+        let result =
+            self.settle(key, depth, question, &mut children, has_unsafe_moves, (proof_threshold, disproof_threshold));
+        self.spare_depth_children.push(children);
+        result
+    }
+
+    /// The loop of [`Prover::expand`] over its children.
+    fn settle(
+        &mut self,
+        key: u128,
+        depth: u32,
+        question: Question,
+        children: &mut [Child],
+        has_unsafe_moves: bool,
+        (proof_threshold, disproof_threshold): (u32, u32),
+    ) -> Result<(u32, u32), Aborted> {
+        let (child_depth, child_question) = (depth - 1, question.next());
         loop {
             let numbers = children.iter().map(|child| match child.known {
                 Some(true) => ((0, INFINITE), false),
@@ -176,7 +195,7 @@ impl Prover<'_> {
             if proof == 0 || disproof == 0 {
                 self.resolve(key, depth, question, proof == 0);
                 if disproof == 0 {
-                    self.settle_refuted(key, question, &children, has_unsafe_moves);
+                    self.settle_refuted(key, question, children, has_unsafe_moves);
                 }
                 return Ok((proof, disproof));
             }
@@ -193,20 +212,22 @@ impl Prover<'_> {
     }
 
     /// A child (made by `child` from its position and key) for each move of `position` (keyed
-    /// by `key`) that keeps the royal safe (the others lose at once), and whether there were
-    /// others. Their
-    /// entries in both tables (the number table's at `slot`) are looked up soon after: all
-    /// their likely cache misses start now, so that they overlap.
+    /// by `key`) that keeps the royal safe (the others lose at once), in `children` (emptied
+    /// first: a vector whose room an earlier expansion left), and whether there were others.
+    /// Their entries in both tables (the number table's at `slot`) are looked up soon after:
+    /// all their likely cache misses start now, so that they overlap.
     pub(crate) fn safe_children<C>(
         &self,
         position: &Position,
         key: u128,
         slot: u32,
         child: impl Fn(Position, u128) -> C,
+        mut children: Vec<C>,
     ) -> (Vec<C>, bool) {
         let moves = position.legal_moves();
         let exposes = position.exposure_test();
-        let mut children = Vec::with_capacity(moves.len());
+        children.clear();
+        children.reserve(moves.len());
         for &mv in moves.iter() {
             if exposes(mv) {
                 continue;

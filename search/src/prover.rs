@@ -126,6 +126,11 @@ pub(crate) struct Prover<'t> {
     cancel: Option<Cancel>,
     /// The node count at which the clock is next read.
     next_clock: u64,
+    /// Children vectors of finished expansions, for the next ones to fill: about one per
+    /// level of the deepest path so far, instead of an allocation per expansion (2–3% of a
+    /// search's time).
+    pub(crate) spare_depth_children: Vec<Vec<crate::dfpn::Child>>,
+    pub(crate) spare_value_children: Vec<Vec<crate::value::Child>>,
 }
 
 impl<'t> Prover<'t> {
@@ -136,7 +141,17 @@ impl<'t> Prover<'t> {
         deadline: Option<Instant>,
         cancel: Option<Cancel>,
     ) -> Prover<'t> {
-        Prover { table, numbers, nodes: 0, max_nodes, deadline, cancel, next_clock: CLOCK_INTERVAL }
+        Prover {
+            table,
+            numbers,
+            nodes: 0,
+            max_nodes,
+            deadline,
+            cancel,
+            next_clock: CLOCK_INTERVAL,
+            spare_depth_children: Vec::new(),
+            spare_value_children: Vec::new(),
+        }
     }
 
     /// Sets a new budget (nodes counted from now on, and a deadline).

@@ -202,7 +202,7 @@ enum Known {
 }
 
 /// A child of an expanded node.
-struct Child {
+pub(crate) struct Child {
     position: Position,
     key: u128,
     known: Option<Known>,
@@ -363,13 +363,14 @@ impl Prover<'_> {
         // No shortcut by rules and loops here (unlike `dfpn.rs`): see the module doc.
         let child_question = question.next();
         let horizon = path.keys.len() >= MAX_PATH;
-        let (mut children, has_unsafe_moves) =
-            self.safe_children(position, key, slot(child_question), |position, key| Child {
-                position,
-                key,
-                known: None,
-                numbers: (1, 1),
-            });
+        let spare = self.spare_value_children.pop().unwrap_or_default();
+        let (mut children, has_unsafe_moves) = self.safe_children(
+            position,
+            key,
+            slot(child_question),
+            |position, key| Child { position, key, known: None, numbers: (1, 1) },
+            spare,
+        );
         for child in &mut children {
             child.known = if horizon || path.contains(child.key) {
                 Some(Known::RefutedHere)
@@ -405,6 +406,7 @@ impl Prover<'_> {
             path,
         );
         path.pop();
+        self.spare_value_children.push(children);
         result
     }
 
