@@ -377,9 +377,12 @@ impl Prover<'_> {
             } else {
                 self.value_recorded(child.key, child_question)
             };
-            if child.known.is_some() {
-                continue;
-            }
+        }
+        // A "loss?" node with a child whose win is refuted whatever the path is refuted the
+        // same way, whatever the other children's numbers (and so are the answers).
+        let decided_at_once =
+            question == Question::Loss && children.iter().any(|child| child.known == Some(Known::Refuted));
+        for child in children.iter_mut().filter(|child| !decided_at_once && child.known.is_none()) {
             if self.recorded_numbers(child, child_question) {
                 continue;
             }
