@@ -46,17 +46,22 @@
 //!
 //! **Children's numbers from the table.** When a node is expanded, each open child takes its
 //! numbers from the number table, and only a child without an entry has its moves counted for
-//! starting numbers. After each child's expansion the open children's entries are read again
-//! (the expansion may have changed them through transpositions), and a child whose entry says
-//! refuted is marked refuted whatever the path, since only such refutations are stored.
-//! Before, a transposed refutation read as an open child with a disproof number of 0, so its
-//! parent's refutation counted as the path's own and was not stored. A safe move's position
-//! is not asked whether it can take the royal: the move kept the royal safe (in `dfpn.rs`
-//! too). At 8 M nodes: careful 145 → 145, random 167 → 168, self-play 149 → 149; at 2 M nodes
-//! careful 121 → 122; 2% more nodes a second. Reading the entries only when the node is
-//! expanded, not after each child's expansion, was 4.5% faster a node but proved one fewer at
-//! 8 M nodes on careful and random (144, 167); within 1 s it gave 146 against 144 in one run,
-//! within the noise, so the reads stay.
+//! starting numbers; a child whose entry says refuted is marked refuted whatever the path,
+//! since only such refutations are stored. Before, a transposed refutation read as an open
+//! child with a disproof number of 0, so its parent's refutation counted as the path's own and
+//! was not stored. A safe move's position is not asked whether it can take the royal: the move
+//! kept the royal safe (in `dfpn.rs` too). At 8 M nodes: careful 145 → 145, random 167 → 168,
+//! self-play 149 → 149; at 2 M nodes careful 121 → 122; 2% more nodes a second.
+//!
+//! The entries are read when the node is expanded, not again after each child's expansion
+//! (which may change a sibling's entry through a transposition: the sibling's numbers then
+//! stay as read until the node's next expansion). With the reads after each child, the
+//! search proved one more position at 8 M nodes on careful play and random playouts when
+//! first measured (145 and 168); with the guess and the unit of 4 (`numbers.rs`) the same at 2
+//! and 8 M nodes on all three sets, and one fewer random playout (171 against 172), at 2.5–4%
+//! more CPU (`scripts/search-reach.sh 200 2000000n`, alternating); within 1 s careful play 156
+//! and 156 against 157 and 156 without them. On the careful-play positions still unknown after
+//! 1 s, those reads took 6% of the time.
 //!
 //! Tried and dropped in the same round: the children of recently expanded nodes kept for
 //! their re-entries (direct-mapped, 8,192 families a search; only 27% of expansions found
@@ -474,10 +479,6 @@ impl Prover<'_> {
                 (_, 0) => Some(Known::Refuted),
                 _ => None,
             };
-            // The expansion may have changed its siblings' entries too (transpositions).
-            for child in children.iter_mut().filter(|child| child.known.is_none()) {
-                self.recorded_numbers(child, child_question);
-            }
         }
     }
 
