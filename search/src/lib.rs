@@ -36,7 +36,11 @@
 //!
 //! A proven range is narrowed by two questions just past its lower bound, then bisection:
 //! bisection alone left the exact share a point or two lower, since most distances lie just
-//! past what deepening refuted.
+//! past what deepening refuted. Narrowing by deepening alone (the value's own question at each
+//! distance past the lower bound in turn, [`Narrowing::Deepen`]) found as many exact distances
+//! or two more (careful play 45, 78 and 87 against 43, 78 and 85 at 2, 8 and 12 M nodes;
+//! self-play and random playouts the same at 2 and 8 M), but leaves the upper bound where the
+//! value's proof put it, where bisection narrows the range from both ends: it stays.
 //!
 //! ```
 //! use shogi4_engine::Position;

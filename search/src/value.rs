@@ -58,10 +58,11 @@
 //! stay as read until the node's next expansion). With the reads after each child, the
 //! search proved one more position at 8 M nodes on careful play and random playouts when
 //! first measured (145 and 168); with the guess and the unit of 4 (`numbers.rs`) the same at 2
-//! and 8 M nodes on all three sets, and one fewer random playout (171 against 172), at 2.5–4%
-//! more CPU (`scripts/search-reach.sh 200 2000000n`, alternating); within 1 s careful play 156
-//! and 156 against 157 and 156 without them. On the careful-play positions still unknown after
-//! 1 s, those reads took 6% of the time.
+//! and 8 M nodes on all three sets but one fewer random playout (171 against 172), two more
+//! careful-play positions at 12 M nodes (161 against 159), at 2.5–4% more CPU
+//! (`scripts/search-reach.sh 200 2000000n`, alternating); within 1 s careful play 156 and 156
+//! against 157 and 156 without them. A wash in what is proven; on the careful-play positions
+//! still unknown after 1 s those reads took 6% of the time, so they go.
 //!
 //! Tried and dropped in the same round: the children of recently expanded nodes kept for
 //! their re-entries (direct-mapped, 8,192 families a search; only 27% of expansions found
