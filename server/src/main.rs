@@ -115,7 +115,8 @@ fn run(config: Config) -> Result<(), StartError> {
             .name("proof-store-upkeep".into())
             .spawn(move || check_and_merge(&search, store_path.as_deref(), &tables))
             .map_err(StartError::system("start the proof store's check"))?;
-        for worker in 0..config.background_workers {
+        // None without a writable proof store: they would have nothing to take or keep.
+        for worker in 0..state.search.background_workers() {
             let search = Arc::clone(&state.search);
             std::thread::Builder::new()
                 .name(format!("background-search-{worker}"))

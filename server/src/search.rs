@@ -429,7 +429,7 @@ impl Drop for CancelOnDrop {
 
 /// The background budget stops doubling after this many searches of one position (32 times
 /// the first); a position still unfinished then leaves the queue.
-const MAX_LEVEL: u32 = 5;
+pub(crate) const MAX_LEVEL: u32 = 5;
 
 /// Counts a request search while it lives.
 struct InFlight(Arc<SearchService>);

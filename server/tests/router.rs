@@ -573,6 +573,7 @@ async fn the_about_page_publishes_this_servers_limits() {
     let (_, _, about) =
         get_raw(app(Arc::new(state.with_proof_store(store)), &CorsPolicy::default()), "/about", None).await;
     assert!(about.contains("Search in the background</th><td>1 thread, at the lowest priority"), "{about}");
+    assert!(about.contains("5 times at most"), "{about}");
 }
 
 #[tokio::test]

@@ -104,9 +104,10 @@ fn limits_table(limits: &ServiceLimits, background_workers: usize) -> String {
         0 => "none on this server".to_string(),
         workers => format!(
             "{workers} thread{}, at the lowest priority, for answers that were not exact (first {} ms a position, \
-             doubling each time)",
+             doubling with each later search of it, {} times at most)",
             if workers == 1 { "" } else { "s" },
-            limits.search.background.time.as_millis()
+            limits.search.background.time.as_millis(),
+            crate::search::MAX_LEVEL
         ),
     };
     format!(
