@@ -254,7 +254,11 @@ impl Position {
     /// The [`Position::key`] of `self.play_unchecked(mv)`, from this position's `key`: only
     /// the fields the move changes are rewritten (one or two squares, one hand count, the side
     /// to move), which costs a few shifts where building the key visits every piece.
-    #[inline]
+    ///
+    /// Always inlined, as is [`Position::play_unchecked`]: the proof search calls both for every
+    /// child it generates, and left to the compiler they stayed calls that cost it about 4% of
+    /// its time (the same searches; `search/src/lib.rs` has the measurements).
+    #[inline(always)]
     pub fn key_after(&self, key: u128, mv: Move) -> u128 {
         let us = self.turn;
         let mut key = key ^ 1;
@@ -315,8 +319,9 @@ impl Position {
     }
 
     /// Plays `mv`, which must be a legal move of this position that does not capture the royal
-    /// (checked in debug builds only): the solver's fast path.
-    #[inline]
+    /// (checked in debug builds only): the solver's fast path. Always inlined: see
+    /// [`Position::key_after`].
+    #[inline(always)]
     pub fn play_unchecked(&self, mv: Move) -> Position {
         debug_assert!(!self.captures_royal(mv), "play_unchecked on a royal capture");
         let mut next = *self;

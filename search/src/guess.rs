@@ -68,7 +68,11 @@
 //! the figures above came from (held out: log loss 0.0652 against 0.0655), the weights prove
 //! about as much: at 2 M nodes careful play 129 / 43, self-play 141 / 107, random 162 / 132;
 //! at 8 M nodes 151 / 77, 158 / 116, 170 / 141. The differential test: 81,649 exactly and
-//! 5,138 with bounds (81,598 and 5,160 with the first weights).
+//! 5,138 with bounds (81,598 and 5,160 with the first weights). Trained again on the export
+//! after the fourteenth run (539,744 outcomes; held out, log loss 0.0695), they proved no
+//! more: at 2 M nodes careful play 136 / 44, self-play 144 / 106, random 163 / 131 against
+//! 137 / 43, 143 / 106, 163 / 132 for the weights kept; at 8 M nodes careful 153 / 78 and
+//! self-play 157 / 116 against 155 / 78 and 158 / 116. They stay.
 
 mod weights;
 
@@ -137,7 +141,11 @@ pub fn features(key: u128) -> impl Iterator<Item = usize> {
 /// fields so that a guess is a few integer lookups, and the leans of the clamped sums: the
 /// guess is computed for every child a search starts, so it must cost little beside the
 /// child's move count (an `f32` sum over the features and an `exp2` took 11% of the search's
-/// time, these lookups 5–6%).
+/// time, these lookups 5–6%). Nor does a child's sum taken from its parent's pay: the
+/// parent's sum for the children's mover, brought up to date on the squares and hand counts
+/// that differ between the two keys, gave the same searches in 5–7% more time (44
+/// careful-play positions at 2 M nodes, alternating), the key's fields read one by one
+/// costing more than the sixteen lookups read together.
 struct Lookup {
     /// `squares[mover][square][code]`, the code as the key holds it (0, empty: weight 0).
     squares: [[[i32; 32]; 16]; 2],
@@ -179,6 +187,7 @@ static LOOKUP: LazyLock<Lookup> = LazyLock::new(|| {
 });
 
 /// The fixed-point sum of the model for the position with this key.
+#[inline(always)]
 fn fixed_log_odds(key: u128) -> i32 {
     let lookup = &*LOOKUP;
     let mover = Position::turn_in_key(key).index();
@@ -202,6 +211,7 @@ pub fn log_odds(key: u128) -> f32 {
 
 /// `2^(STRENGTH · s)` for the clamped log-odds `s` that the mover of this key wins, to the
 /// nearest `1/LEAN_STEP`: above 1 where it looks like winning.
+#[inline(always)]
 pub(crate) fn lean(key: u128) -> f32 {
     let leans = &LOOKUP.leans;
     let most = (leans.len() / 2) as i32;

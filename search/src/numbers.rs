@@ -62,6 +62,9 @@ impl NumberTable {
         mix(key, depth) as usize & (self.entries.len() - 1)
     }
 
+    /// The numbers of (`key`, `depth`), if the table holds them. Always inlined, as the guess is
+    /// (`guess::lean`): both run for nearly every child a search generates (see the crate docs).
+    #[inline(always)]
     pub(crate) fn get(&self, key: u128, depth: u32) -> Option<(u32, u32)> {
         let entry = &self.entries[self.slot(key, depth)];
         (entry.key == key && entry.depth == depth).then_some((entry.proof, entry.disproof))
