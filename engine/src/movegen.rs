@@ -101,6 +101,58 @@ impl Position {
         list
     }
 
+    /// The legal moves after which the mover's royal is safe (none of them
+    /// [`Position::exposes_royal`]), in the order of [`Position::legal_moves`], and whether
+    /// some legal move is not safe.
+    ///
+    /// What filtering the legal moves decides move by move is decided here once per position,
+    /// as [`Position::move_counts`] does: the royal may go where the opponent's pieces cannot
+    /// move, and while it is threatened another piece's move must capture on a square that
+    /// ends every threat, and no drop is safe. The proof search generates its children so.
+    pub fn safe_moves(&self) -> (MoveList, bool) {
+        let mut list = MoveList::new();
+        let us = self.turn;
+        let own = self.occupied[us];
+        let royal = self.royals[us];
+        let attacked = self.reach(!us);
+        let threatened = attacked.contains(royal);
+        let cover = if threatened { self.threat_cover() } else { Bitboard::ALL };
+        let mut some_unsafe = false;
+        for from in own {
+            let piece = self.board[from.index()].expect("occupied squares hold pieces");
+            let can_promote = piece.kind != Kind::Royal && !piece.promoted;
+            let safe = if from == royal { !attacked } else { cover };
+            let mut mask = piece.direction_mask();
+            while mask != 0 {
+                let direction = Direction::ALL[mask.trailing_zeros() as usize];
+                mask &= mask - 1;
+                if let Some(to) = landing(from, direction, own) {
+                    if safe.contains(to) {
+                        list.push(Move::Board { from, to, promotes: can_promote && to.is_far_rank_for(us) });
+                    } else {
+                        some_unsafe = true;
+                    }
+                }
+            }
+        }
+        let hand = self.hands[us];
+        if !hand.is_empty() {
+            let targets = self.drop_targets();
+            if threatened {
+                some_unsafe |= !targets.is_empty();
+            } else {
+                for kind in Kind::HAND_KINDS {
+                    if hand.count(kind) > 0 {
+                        for to in targets {
+                            list.push(Move::Drop { kind, to });
+                        }
+                    }
+                }
+            }
+        }
+        (list, some_unsafe)
+    }
+
     /// Whether the side to move has a drop.
     #[inline]
     fn can_drop(&self) -> bool {

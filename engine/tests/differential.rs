@@ -86,6 +86,9 @@ fn safe_moves_are_the_legal_moves_that_do_not_expose_the_royal() {
         let filtered: Vec<Move> = legal.iter().copied().filter(|&mv| !position.exposes_royal(mv)).collect();
         let counts = position.move_counts();
         assert_eq!((counts.legal, counts.safe), (legal.len(), filtered.len()), "{position}");
+        let (safe, some_unsafe) = position.safe_moves();
+        assert_eq!(safe.iter().copied().collect::<Vec<Move>>(), filtered, "{position}: the same moves, in order");
+        assert_eq!(some_unsafe, filtered.len() < legal.len(), "{position}");
         assert_eq!(position.has_safe_move(), !filtered.is_empty(), "{position}");
         exposing += legal.len() - filtered.len();
         total += legal.len();

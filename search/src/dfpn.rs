@@ -224,20 +224,15 @@ impl Prover<'_> {
         child: impl Fn(Position, u128) -> C,
         mut children: Vec<C>,
     ) -> (Vec<C>, bool) {
-        let moves = position.legal_moves();
-        let exposes = position.exposure_test();
+        let (moves, has_unsafe_moves) = position.safe_moves();
         children.clear();
         children.reserve(moves.len());
         for &mv in moves.iter() {
-            if exposes(mv) {
-                continue;
-            }
             let child_key = position.key_after(key, mv);
             self.table.prefetch(child_key);
             self.numbers.prefetch(child_key, slot);
             children.push(child(position.play_unchecked(mv), child_key));
         }
-        let has_unsafe_moves = moves.len() > children.len();
         (children, has_unsafe_moves)
     }
 
