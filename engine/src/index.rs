@@ -746,7 +746,7 @@ impl MaterialIndex {
         let counts = self.material.counts();
         let other_hand: [u8; 4] = std::array::from_fn(|k| counts[k] - split.on_board[k] - split.in_mover_hand[k]);
         let hands = ByColor { first: Hand(split.in_mover_hand), second: Hand(other_hand) };
-        Position { board, occupied, royals: ByColor { first: a, second: b }, hands, turn: Color::First }
+        Position::assemble(board, occupied, ByColor { first: a, second: b }, hands, Color::First)
     }
 }
 
@@ -806,7 +806,7 @@ impl LowestDigit {
             position.occupied[before.color] ^= Bitboard::from_square(self.square);
             position.occupied[moved.color] |= Bitboard::from_square(self.square);
         }
-        position.board[square] = Some(moved);
+        position.put(self.square, Some(moved));
         true
     }
 }
@@ -889,6 +889,21 @@ mod tests {
         assert_eq!(count("KKCC"), 582_832);
         assert_eq!(count("KKCF"), 1_164_704);
         assert_eq!(count("KKCCFFRRTT"), 146_855_796_943_200);
+    }
+
+    /// Decoded positions carry their board's direction masks, whether decoded whole or stepped
+    /// from the slot before (`LowestDigit::skip`).
+    #[test]
+    fn decoded_positions_keep_their_direction_masks() {
+        let index = MaterialIndex::new("KKCFR".parse().unwrap());
+        let mut cursor = index.cursor();
+        let mut checked = 0;
+        for slot in (0..index.slots()).step_by(997).flat_map(|s| s..(s + 40).min(index.slots())) {
+            let position = cursor.position_at(slot);
+            assert!(position.masks_agree(), "slot {slot}: {position}");
+            checked += 1;
+        }
+        assert!(checked > 400_000, "{checked}");
     }
 
     #[test]

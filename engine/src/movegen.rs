@@ -171,7 +171,7 @@ impl Position {
     /// it steps onto it, and an own piece behind such a neighbour jumps over it onto it.
     #[inline]
     pub fn can_capture_royal(&self) -> bool {
-        self.attacks(self.turn, self.occupied[self.turn], self.royals[!self.turn])
+        self.attacks(self.occupied[self.turn], self.royals[!self.turn])
     }
 
     /// Whether the player who just moved could capture the side to move's royal if it were
@@ -179,7 +179,7 @@ impl Position {
     /// answer the threat or lose in 2.
     #[inline]
     pub fn threatens_royal(&self) -> bool {
-        self.attacks(!self.turn, self.occupied[!self.turn], self.royals[self.turn])
+        self.attacks(self.occupied[!self.turn], self.royals[self.turn])
     }
 
     /// Whether, after the legal move `mv` (not a royal capture), the opponent can capture the
@@ -196,7 +196,7 @@ impl Position {
             }
             Move::Drop { .. } => (self.royals[us], self.occupied[them]),
         };
-        self.attacks(them, attackers, royal)
+        self.attacks(attackers, royal)
     }
 
     /// Whether, after the legal move `mv` (not a royal capture), the mover threatens the
@@ -218,7 +218,7 @@ impl Position {
             if square == to {
                 moved.direction_mask()
             } else {
-                self.board[square.index()].map_or(0, |piece| piece.direction_mask())
+                self.masks[square.index()]
             }
         })
     }
@@ -257,7 +257,7 @@ impl Position {
         let cover = if threatened { self.threat_cover() } else { Bitboard::ALL };
         let mut counts = MoveCounts { legal: 0, safe: 0 };
         for from in own {
-            let mask = self.board[from.index()].expect("occupied squares hold pieces").direction_mask();
+            let mask = self.masks[from.index()];
             let landings = moves_onto(from, mask, own) & !own;
             counts.legal += landings.count() as usize;
             let safe = if from == royal { landings & !attacked } else { landings & cover };
@@ -292,12 +292,12 @@ impl Position {
         let royal = self.royals[us];
         let cover = if threatened { self.threat_cover() } else { Bitboard::ALL };
         for from in own & !Bitboard::from_square(royal) {
-            let mask = self.board[from.index()].expect("occupied squares hold pieces").direction_mask();
+            let mask = self.masks[from.index()];
             if !(moves_onto(from, mask, own) & !own & cover).is_empty() {
                 return true;
             }
         }
-        let royal_mask = self.board[royal.index()].expect("the royal stands on its square").direction_mask();
+        let royal_mask = self.masks[royal.index()];
         !(moves_onto(royal, royal_mask, own) & !own & !self.reach(!us)).is_empty()
     }
 
@@ -326,7 +326,7 @@ impl Position {
         let them = !self.turn;
         let theirs = self.occupied[them];
         let royal = self.royals[self.turn];
-        let moves_from = |square: Square| self.board[square.index()].map_or(0, |piece| piece.direction_mask());
+        let moves_from = |square: Square| self.masks[square.index()];
         let mut cover = Bitboard::ALL;
         for next in royal.neighbors() & theirs {
             let toward = 1 << next.direction_to(royal).expect("neighbours") as u8;
@@ -348,18 +348,17 @@ impl Position {
         let pieces = self.occupied[color];
         let mut reach = Bitboard::EMPTY;
         for from in pieces {
-            reach |= moves_onto(from, self.board[from.index()].expect("occupied").direction_mask(), pieces);
+            reach |= moves_onto(from, self.masks[from.index()], pieces);
         }
         reach
     }
 
-    /// Whether a piece of `attacker` standing on `own` (its pieces as found on the board) can
-    /// move onto `target`.
+    /// Whether a piece standing on `own` (one side's pieces as found on the board, or some of
+    /// them) can move onto `target`.
     #[inline]
-    fn attacks(&self, attacker: crate::Color, own: Bitboard, target: Square) -> bool {
-        attacks_on(own, target, |square| {
-            self.board[square.index()].filter(|piece| piece.color == attacker).map_or(0, |piece| piece.direction_mask())
-        })
+    fn attacks(&self, own: Bitboard, target: Square) -> bool {
+        // `attacks_on` asks only about squares of `own`.
+        attacks_on(own, target, |square| self.masks[square.index()])
     }
 
     /// Whether the side to move has no legal move (no board move, no drop): it has lost.
@@ -417,6 +416,23 @@ pub(crate) fn attacks_on(own: Bitboard, target: Square, moves_from: impl Fn(Squa
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every way a position is made from another keeps the direction masks beside the board:
+    /// moves, un-moves, the symmetries and notation, along random games.
+    #[test]
+    fn direction_masks_follow_the_board() {
+        let mut position = Position::start();
+        let mut seed = 11u64;
+        for _ in 0..3_000 {
+            assert!(position.masks_agree(), "{position}");
+            assert!(position.flipped().masks_agree() && position.mirrored().masks_agree(), "{position}");
+            assert!(Position::parse(&position.to_sfen()).unwrap().masks_agree(), "{position}");
+            position.unmoves(|unmove| assert!(position.before(&unmove).masks_agree(), "{position}: {unmove:?}"));
+            let next: Vec<Position> = position.successors().map(|(_, next)| next).collect();
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            position = if next.is_empty() { Position::start() } else { next[(seed >> 33) as usize % next.len()] };
+        }
+    }
 
     #[test]
     fn successors_are_the_moves_that_do_not_capture_the_royal() {

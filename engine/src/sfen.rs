@@ -350,8 +350,8 @@ impl Position {
         let mut last = *self;
         let mut piece = last.board[from.index()]?;
         piece.promoted |= promotes;
-        last.board[from.index()] = None;
-        last.board[to.index()] = Some(piece);
+        last.put(from, None);
+        last.put(to, Some(piece));
         last.turn = !self.turn;
         Some(last.to_sfen())
     }

@@ -40,7 +40,7 @@ impl Position {
             hands = hands.swapped();
             turn = !turn;
         }
-        Position { board, occupied, royals, hands, turn }
+        Position::assemble(board, occupied, royals, hands, turn)
     }
 }
 

@@ -112,7 +112,7 @@ impl Position {
             if Some(square) == from {
                 unmove.piece.direction_mask()
             } else {
-                self.board[square.index()].map_or(0, |piece| piece.direction_mask())
+                self.masks[square.index()]
             }
         })
     }
@@ -124,13 +124,13 @@ impl Position {
         pred.turn = them;
         match unmove.mv {
             Move::Drop { kind, to } => {
-                pred.board[to.index()] = None;
+                pred.put(to, None);
                 pred.occupied[them] ^= Bitboard::from_square(to);
                 pred.hands[them].add(kind);
             }
             Move::Board { from, to, .. } => {
-                pred.board[from.index()] = Some(unmove.piece);
-                pred.board[to.index()] = unmove.captured;
+                pred.put(from, Some(unmove.piece));
+                pred.put(to, unmove.captured);
                 pred.occupied[them] ^= Bitboard::from_square(from) | Bitboard::from_square(to);
                 if unmove.piece.kind == Kind::Royal {
                     pred.royals[them] = from;
