@@ -60,6 +60,31 @@ pub struct MoveCounts {
     pub safe: usize,
 }
 
+/// What decides which moves of a position keep the mover's royal safe (the others lose in 2):
+/// [`Position::move_counts`] counts by it and [`Position::safe_moves`] lists by it.
+struct Safety {
+    royal: Square,
+    /// The squares the opponent's pieces can move onto.
+    attacked: Bitboard,
+    /// Whether the royal is attacked where it stands: then no drop is safe.
+    threatened: bool,
+    /// The squares of which another piece's move must capture one to end every threat (all
+    /// of them when there is none).
+    cover: Bitboard,
+}
+
+impl Safety {
+    /// Where a piece standing on `from` may move and keep the royal safe.
+    #[inline(always)]
+    fn targets_from(&self, from: Square) -> Bitboard {
+        if from == self.royal {
+            !self.attacked
+        } else {
+            self.cover
+        }
+    }
+}
+
 /// Where a piece on `from` lands when it moves toward `direction`, given the squares its own
 /// side occupies: the neighbour, or the square beyond a friendly neighbour (a jump).
 #[inline]
@@ -72,33 +97,7 @@ pub(crate) fn landing(from: Square, direction: Direction, own: Bitboard) -> Opti
 impl Position {
     /// Every legal move, board moves first (by origin square), then drops.
     pub fn legal_moves(&self) -> MoveList {
-        let mut list = MoveList::new();
-        let us = self.turn;
-        let own = self.occupied[us];
-        for from in own {
-            let piece = self.board[from.index()].expect("occupied squares hold pieces");
-            let can_promote = piece.kind != Kind::Royal && !piece.promoted;
-            let mut mask = piece.direction_mask();
-            while mask != 0 {
-                let direction = Direction::ALL[mask.trailing_zeros() as usize];
-                mask &= mask - 1;
-                if let Some(to) = landing(from, direction, own) {
-                    list.push(Move::Board { from, to, promotes: can_promote && to.is_far_rank_for(us) });
-                }
-            }
-        }
-        let hand = self.hands[us];
-        if !hand.is_empty() {
-            let targets = self.drop_targets();
-            for kind in Kind::HAND_KINDS {
-                if hand.count(kind) > 0 {
-                    for to in targets {
-                        list.push(Move::Drop { kind, to });
-                    }
-                }
-            }
-        }
-        list
+        self.moves_onto_allowed(|_| Bitboard::ALL, true).0
     }
 
     /// The legal moves after which the mover's royal is safe (none of them
@@ -106,31 +105,34 @@ impl Position {
     /// some legal move is not safe.
     ///
     /// What filtering the legal moves decides move by move is decided here once per position,
-    /// as [`Position::move_counts`] does: the royal may go where the opponent's pieces cannot
-    /// move, and while it is threatened another piece's move must capture on a square that
-    /// ends every threat, and no drop is safe. The proof search generates its children so.
+    /// by the rule [`Position::move_counts`] counts with ([`Safety`]). The proof search
+    /// generates its children so.
     pub fn safe_moves(&self) -> (MoveList, bool) {
+        let safety = self.safety();
+        self.moves_onto_allowed(|from| safety.targets_from(from), !safety.threatened)
+    }
+
+    /// The legal moves whose board moves land on `allowed(from)` and, if `drops`, the drops, in
+    /// the order of [`Position::legal_moves`]; and whether some legal move was left out.
+    #[inline(always)]
+    fn moves_onto_allowed(&self, allowed: impl Fn(Square) -> Bitboard, drops: bool) -> (MoveList, bool) {
         let mut list = MoveList::new();
+        let mut left_out = false;
         let us = self.turn;
         let own = self.occupied[us];
-        let royal = self.royals[us];
-        let attacked = self.reach(!us);
-        let threatened = attacked.contains(royal);
-        let cover = if threatened { self.threat_cover() } else { Bitboard::ALL };
-        let mut some_unsafe = false;
         for from in own {
             let piece = self.board[from.index()].expect("occupied squares hold pieces");
             let can_promote = piece.kind != Kind::Royal && !piece.promoted;
-            let safe = if from == royal { !attacked } else { cover };
-            let mut mask = piece.direction_mask();
+            let allowed = allowed(from);
+            let mut mask = self.masks[from.index()];
             while mask != 0 {
                 let direction = Direction::ALL[mask.trailing_zeros() as usize];
                 mask &= mask - 1;
                 if let Some(to) = landing(from, direction, own) {
-                    if safe.contains(to) {
+                    if allowed.contains(to) {
                         list.push(Move::Board { from, to, promotes: can_promote && to.is_far_rank_for(us) });
                     } else {
-                        some_unsafe = true;
+                        left_out = true;
                     }
                 }
             }
@@ -138,8 +140,8 @@ impl Position {
         let hand = self.hands[us];
         if !hand.is_empty() {
             let targets = self.drop_targets();
-            if threatened {
-                some_unsafe |= !targets.is_empty();
+            if !drops {
+                left_out |= !targets.is_empty();
             } else {
                 for kind in Kind::HAND_KINDS {
                     if hand.count(kind) > 0 {
@@ -150,7 +152,7 @@ impl Position {
                 }
             }
         }
-        (list, some_unsafe)
+        (list, left_out)
     }
 
     /// Whether the side to move has a drop.
@@ -244,34 +246,40 @@ impl Position {
     pub fn move_counts(&self) -> MoveCounts {
         let us = self.turn;
         let own = self.occupied[us];
-        let royal = self.royals[us];
-        // Every square the opponent's pieces can move onto: the royal may not go there, and the
-        // royal is threatened where it stands if its square is one of them. (A royal capturing
-        // on a square removes that piece, whose moves never reach its own square; the jumps
-        // of the others pass over their own pieces only, so the royal's move changes none.)
-        let attacked = self.reach(!us);
-        let threatened = attacked.contains(royal);
-        // Where a move other than the royal's must capture to end every threat (a move cannot
-        // block one: steps come from next to the royal, and jumps pass only over the
-        // attacker's own pieces); every square when there is no threat.
-        let cover = if threatened { self.threat_cover() } else { Bitboard::ALL };
+        let safety = self.safety();
         let mut counts = MoveCounts { legal: 0, safe: 0 };
         for from in own {
             let mask = self.masks[from.index()];
             let landings = moves_onto(from, mask, own) & !own;
             counts.legal += landings.count() as usize;
-            let safe = if from == royal { landings & !attacked } else { landings & cover };
-            counts.safe += safe.count() as usize;
+            counts.safe += (landings & safety.targets_from(from)).count() as usize;
         }
         let kinds_in_hand = self.hands[us].0.iter().filter(|&&count| count > 0).count();
         if kinds_in_hand > 0 {
             let drops = kinds_in_hand * self.drop_targets().count() as usize;
             counts.legal += drops;
-            if !threatened {
+            if !safety.threatened {
                 counts.safe += drops;
             }
         }
         counts
+    }
+
+    /// Which moves of the side to move keep its royal safe, decided once for the position.
+    #[inline(always)]
+    fn safety(&self) -> Safety {
+        let royal = self.royals[self.turn];
+        // Every square the opponent's pieces can move onto: the royal may not go there, and the
+        // royal is threatened where it stands if its square is one of them. (A royal capturing
+        // on a square removes that piece, whose moves never reach its own square; the jumps
+        // of the others pass over their own pieces only, so the royal's move changes none.)
+        let attacked = self.reach(!self.turn);
+        let threatened = attacked.contains(royal);
+        // Where a move other than the royal's must capture to end every threat (a move cannot
+        // block one: steps come from next to the royal, and jumps pass only over the
+        // attacker's own pieces); every square when there is no threat.
+        let cover = if threatened { self.threat_cover() } else { Bitboard::ALL };
+        Safety { royal, attacked, threatened, cover }
     }
 
     /// Whether any legal move is safe, as in [`Position::move_counts`], mostly without looking
