@@ -105,8 +105,8 @@ impl Position {
     /// some legal move is not safe.
     ///
     /// What filtering the legal moves decides move by move is decided here once per position,
-    /// by the rule [`Position::move_counts`] counts with ([`Safety`]). The proof search
-    /// generates its children so.
+    /// by the rule [`Position::move_counts`] counts with. The proof search generates its
+    /// children so.
     pub fn safe_moves(&self) -> (MoveList, bool) {
         let safety = self.safety();
         self.moves_onto_allowed(|from| safety.targets_from(from), !safety.threatened)
