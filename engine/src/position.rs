@@ -142,7 +142,7 @@ impl Position {
     /// Whether the direction masks are the board's (tests check every way a position is made).
     #[cfg(test)]
     pub(crate) fn masks_agree(&self) -> bool {
-        self.masks == self.board.map(|piece| piece.map_or(0, Piece::direction_mask))
+        *self == Position::assemble(self.board, self.occupied, self.royals, self.hands, self.turn)
     }
 
     /// Sets what stands on `square`, its direction mask with it.
