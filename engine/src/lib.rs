@@ -32,7 +32,7 @@ pub use color::{ByColor, Color};
 pub use hand::Hand;
 pub use index::{Children, Cursor, MaterialIndex, Parents};
 pub use material::{Material, ParseMaterialError};
-pub use movegen::{MoveCounts, MoveList, MAX_MOVES};
+pub use movegen::{Mobility, MoveCounts, MoveList, MAX_MOVES};
 pub use moves::{IllegalMove, Move, ParseMoveError};
 pub use perft::perft;
 pub use piece::{Kind, Piece};

@@ -6,7 +6,7 @@ use std::ops::Deref;
 
 use arrayvec::ArrayVec;
 
-use crate::{Bitboard, Direction, Kind, Move, Piece, Position, Square};
+use crate::{Bitboard, Color, Direction, Kind, Move, Piece, Position, Square};
 
 /// Capacity of a [`MoveList`]: 9 pieces × 8 directions plus 4 kinds × 14 squares is below it.
 pub const MAX_MOVES: usize = 128;
@@ -58,6 +58,50 @@ pub struct MoveCounts {
     pub legal: usize,
     /// Legal moves after which the opponent cannot capture the mover's royal at once.
     pub safe: usize,
+}
+
+/// One side's board moves, gathered where they do not depend on the other side: the landings
+/// of its pieces other than the royal, counted together, and the royal's own (which the other
+/// side's reach restricts). Made by [`Position::opponent_mobility`].
+#[derive(Clone, Copy, Debug)]
+pub struct Mobility {
+    /// The side's pieces as they stood: a position where they stand otherwise (a capture took
+    /// one) is counted from scratch.
+    pieces: Bitboard,
+    /// Landings of its pieces other than the royal.
+    others: usize,
+    /// Landings of its royal.
+    royal_landings: Bitboard,
+}
+
+impl Mobility {
+    /// `child.move_counts()`, for a position that a legal move (not a royal capture) of the
+    /// position this was made from leads to. When nothing was captured and the royal is not
+    /// threatened, only the mover's reach and drops are looked at; otherwise the moves are
+    /// counted in full.
+    #[inline(always)]
+    pub fn counts_in(&self, child: &Position) -> MoveCounts {
+        if child.occupied[child.turn] != self.pieces {
+            return child.move_counts();
+        }
+        let attacked = child.reach(!child.turn);
+        if attacked.contains(child.royals[child.turn]) {
+            return child.move_counts();
+        }
+        self.unthreatened_counts(child, attacked)
+    }
+
+    /// The counts in `position`, whose side to move these are and whose royal is not
+    /// threatened: every board move is legal, and safe unless the royal steps onto `attacked`;
+    /// every drop is safe.
+    #[inline(always)]
+    fn unthreatened_counts(&self, position: &Position, attacked: Bitboard) -> MoveCounts {
+        let drops = position.drops();
+        MoveCounts {
+            legal: self.others + self.royal_landings.count() as usize + drops,
+            safe: self.others + (self.royal_landings & !attacked).count() as usize + drops,
+        }
+    }
 }
 
 /// What decides which moves of a position keep the mover's royal safe (the others lose in 2):
@@ -244,9 +288,11 @@ impl Position {
     /// an attacker nor stands between: attacks are steps, and jumps over the attacker's own
     /// pieces), and each board move is tested.
     pub fn move_counts(&self) -> MoveCounts {
-        let us = self.turn;
-        let own = self.occupied[us];
         let safety = self.safety();
+        if !safety.threatened {
+            return self.mobility(self.turn).unthreatened_counts(self, safety.attacked);
+        }
+        let own = self.occupied[self.turn];
         let mut counts = MoveCounts { legal: 0, safe: 0 };
         for from in own {
             let mask = self.masks[from.index()];
@@ -254,15 +300,49 @@ impl Position {
             counts.legal += landings.count() as usize;
             counts.safe += (landings & safety.targets_from(from)).count() as usize;
         }
-        let kinds_in_hand = self.hands[us].0.iter().filter(|&&count| count > 0).count();
-        if kinds_in_hand > 0 {
-            let drops = kinds_in_hand * self.drop_targets().count() as usize;
-            counts.legal += drops;
-            if !safety.threatened {
-                counts.safe += drops;
+        // A drop never ends a threat: legal, never safe.
+        counts.legal += self.drops();
+        counts
+    }
+
+    /// How many drops the side to move has: a piece of each kind it holds onto each target.
+    #[inline(always)]
+    fn drops(&self) -> usize {
+        let kinds_in_hand = self.hands[self.turn].0.iter().filter(|&&count| count > 0).count();
+        if kinds_in_hand == 0 {
+            0
+        } else {
+            kinds_in_hand * self.drop_targets().count() as usize
+        }
+    }
+
+    /// The board moves of `color`'s pieces, gathered as [`Mobility`] keeps them.
+    #[inline(always)]
+    fn mobility(&self, color: Color) -> Mobility {
+        let pieces = self.occupied[color];
+        let royal = self.royals[color];
+        let mut others = 0;
+        let mut royal_landings = Bitboard::EMPTY;
+        for from in pieces {
+            let landings = moves_onto(from, self.masks[from.index()], pieces) & !pieces;
+            if from == royal {
+                royal_landings = landings;
+            } else {
+                others += landings.count() as usize;
             }
         }
-        counts
+        Mobility { pieces, others, royal_landings }
+    }
+
+    /// What [`Position::move_counts`] needs of the opponent's board moves, the same in every
+    /// position a move of the side to move leads to unless it captures: for counting the
+    /// children's moves ([`Mobility::counts_in`]) with the opponent's pieces visited once.
+    ///
+    /// Where a piece lands depends only on its own side's pieces (a step onto any square not
+    /// its own, a jump over its own), and a move that captures nothing leaves the opponent's
+    /// pieces as they were.
+    pub fn opponent_mobility(&self) -> Mobility {
+        self.mobility(!self.turn)
     }
 
     /// Which moves of the side to move keep its royal safe, decided once for the position.
@@ -352,7 +432,7 @@ impl Position {
 
     /// The squares `color`'s pieces can move onto (or capture on), wherever they stand.
     #[inline]
-    fn reach(&self, color: crate::Color) -> Bitboard {
+    fn reach(&self, color: Color) -> Bitboard {
         let pieces = self.occupied[color];
         let mut reach = Bitboard::EMPTY;
         for from in pieces {

@@ -255,6 +255,12 @@ impl Position {
         std::array::from_fn(|i| ((halves[i >> 3] >> (5 * (7 - (i & 7)))) & 31) as u8)
     }
 
+    /// The 5-bit code of `square` as `key` holds it: one of [`Position::square_codes_in_key`].
+    #[inline]
+    pub fn square_code_in_key(key: u128, square: Square) -> u8 {
+        ((key >> key_shift(square)) & 31) as u8
+    }
+
     /// The piece a square code of [`Position::square_codes_in_key`] stands for; `None` for an
     /// empty square (0) and for codes no piece has.
     pub fn piece_of_key_code(code: u8) -> Option<Piece> {

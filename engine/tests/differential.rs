@@ -100,6 +100,26 @@ fn safe_moves_are_the_legal_moves_that_do_not_expose_the_royal() {
 }
 
 #[test]
+fn the_opponents_mobility_counts_every_childs_moves() {
+    let (mut shortcut, mut total) = (0, 0);
+    for position in sample_positions(SAMPLES, 3) {
+        if position.can_capture_royal() {
+            continue;
+        }
+        let mobility = position.opponent_mobility();
+        for mv in position.legal_moves() {
+            let child = position.play_unchecked(mv);
+            assert_eq!(mobility.counts_in(&child), child.move_counts(), "{position}: {mv}");
+            // The counts the shortcut gives (nothing captured, the child's royal not threatened)
+            // are among those compared.
+            shortcut += u32::from(!position.is_capture(mv) && !child.threatens_royal());
+            total += 1;
+        }
+    }
+    assert!(0 < shortcut && shortcut < total, "{shortcut} of {total}");
+}
+
+#[test]
 fn notation_round_trips_and_both_forms_agree() {
     for position in sample_positions(SAMPLES / 4, 3) {
         let sfen = position.to_sfen();

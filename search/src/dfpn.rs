@@ -59,7 +59,7 @@
 use arrayvec::ArrayVec;
 use shogi4_engine::{Move, Position, MAX_MOVES};
 
-use crate::guess;
+use crate::guess::ChildGuesses;
 use crate::numbers::{starting_numbers, step, Question, Step, INFINITE};
 use crate::prover::{Aborted, Prover, MAX_DEPTH};
 use crate::table::{key_of, Depth, UNKNOWN};
@@ -67,6 +67,8 @@ use crate::table::{key_of, Depth, UNKNOWN};
 /// A child of an expanded node: its position and key, and its answer when known without
 /// expanding it.
 pub(crate) struct Child {
+    /// The move that leads to it.
+    mv: Move,
     position: Position,
     key: u128,
     known: Option<bool>,
@@ -136,7 +138,7 @@ impl Prover<'_> {
             position,
             key,
             child_depth,
-            |position, key| Child { position, key, known: None, initial: (1, 1) },
+            |mv, position, key| Child { mv, position, key, known: None, initial: (1, 1) },
             spare,
         );
         for child in &mut children {
@@ -153,13 +155,15 @@ impl Prover<'_> {
             // Unresolved children start from their mobility (see `Child::initial`). One with
             // numbers of its own was expanded before, so it has moves, and its starting numbers
             // are needed only if that entry is replaced meanwhile (then it starts from (1, 1)).
+            let mobility = position.opponent_mobility();
+            let guesses = ChildGuesses::new(key);
             for child in children.iter_mut().filter(|child| child.known.is_none()) {
                 if self.numbers.get(child.key, child_depth).is_some() {
                     continue;
                 }
-                let counts = child.position.move_counts();
+                let counts = mobility.counts_in(&child.position);
                 child.initial =
-                    initial_numbers(child_question, child_depth, counts.safe as u32, guess::lean(child.key));
+                    initial_numbers(child_question, child_depth, counts.safe as u32, guesses.lean(child.mv, child.key));
                 if counts.legal == 0 {
                     // No legal move: lost already.
                     child.known = Some(child_question == Question::Loss);
@@ -221,7 +225,7 @@ impl Prover<'_> {
         position: &Position,
         key: u128,
         slot: u32,
-        child: impl Fn(Position, u128) -> C,
+        child: impl Fn(Move, Position, u128) -> C,
         mut children: Vec<C>,
     ) -> (Vec<C>, bool) {
         let (moves, has_unsafe_moves) = position.safe_moves();
@@ -231,7 +235,7 @@ impl Prover<'_> {
             let child_key = position.key_after(key, mv);
             self.table.prefetch(child_key);
             self.numbers.prefetch(child_key, slot);
-            children.push(child(position.play_unchecked(mv), child_key));
+            children.push(child(mv, position.play_unchecked(mv), child_key));
         }
         (children, has_unsafe_moves)
     }

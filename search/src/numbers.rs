@@ -63,7 +63,7 @@ impl NumberTable {
     }
 
     /// The numbers of (`key`, `depth`), if the table holds them. Always inlined, as the guess is
-    /// (`guess::lean`): both run for nearly every child a search generates (see the crate docs).
+    /// (`guess::ChildGuesses::lean`): both run for nearly every child a search generates (see the crate docs).
     #[inline(always)]
     pub(crate) fn get(&self, key: u128, depth: u32) -> Option<(u32, u32)> {
         let entry = &self.entries[self.slot(key, depth)];
@@ -184,7 +184,7 @@ pub(crate) fn grow(second: u32) -> u32 {
 pub(crate) const VALUE_UNIT: u32 = 4;
 
 /// The numbers of a node not yet expanded whose mover has `safe_moves` (at least one) and is
-/// guessed to win by `lean` (`guess::lean`: above 1 where the mover looks ahead), with each
+/// guessed to win by `lean` (`guess::ChildGuesses::lean`: above 1 where the mover looks ahead), with each
 /// move counting `unit` (see [`VALUE_UNIT`]); the depth-bounded search scales them by the
 /// depth left.
 ///

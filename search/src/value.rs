@@ -196,9 +196,9 @@
 //! meets a position's images, so looking them up would cost more than it finds. The proof
 //! store, which serves many searches, does use them.
 
-use shogi4_engine::Position;
+use shogi4_engine::{Move, Position};
 
-use crate::guess;
+use crate::guess::ChildGuesses;
 use crate::numbers::{grow, starting_numbers, step, Question, Step, INFINITE, VALUE_UNIT};
 use crate::prover::{Aborted, Prover, MAX_DEPTH};
 use crate::table::{key_of, mix, Depth, UNKNOWN};
@@ -227,6 +227,8 @@ enum Known {
 
 /// A child of an expanded node.
 pub(crate) struct Child {
+    /// The move that leads to it.
+    mv: Move,
     position: Position,
     key: u128,
     known: Option<Known>,
@@ -392,7 +394,7 @@ impl Prover<'_> {
             position,
             key,
             slot(child_question),
-            |position, key| Child { position, key, known: None, numbers: (1, 1) },
+            |mv, position, key| Child { mv, position, key, known: None, numbers: (1, 1) },
             spare,
         );
         for child in &mut children {
@@ -406,11 +408,14 @@ impl Prover<'_> {
         // same way, whatever the other children's numbers (and so are the answers).
         let decided_at_once =
             question == Question::Loss && children.iter().any(|child| child.known == Some(Known::Refuted));
+        // The children's movers' pieces, gathered once for all of them.
+        let mobility = position.opponent_mobility();
+        let guesses = ChildGuesses::new(key);
         for child in children.iter_mut().filter(|child| !decided_at_once && child.known.is_none()) {
             if self.recorded_numbers(child, child_question) {
                 continue;
             }
-            let counts = child.position.move_counts();
+            let counts = mobility.counts_in(&child.position);
             let loses = child_question == Question::Loss;
             if counts.legal == 0 || counts.safe == 0 {
                 // No move: lost in 0; no move that keeps the royal: lost in 2.
@@ -418,7 +423,7 @@ impl Prover<'_> {
                 child.known = Some(if loses { Known::Proven(bound) } else { Known::Refuted });
             } else {
                 child.numbers =
-                    starting_numbers(child_question, counts.safe as u32, guess::lean(child.key), VALUE_UNIT);
+                    starting_numbers(child_question, counts.safe as u32, guesses.lean(child.mv, child.key), VALUE_UNIT);
             }
         }
         self.nodes += children.len() as u64;
