@@ -6,7 +6,8 @@ use std::ops::Deref;
 
 use arrayvec::ArrayVec;
 
-use crate::{Bitboard, Color, Direction, Kind, Move, Piece, Position, Square};
+use crate::square::STEP_AND_JUMP;
+use crate::{Bitboard, Color, Kind, Move, Piece, Position, Square};
 
 /// Capacity of a [`MoveList`]: 9 pieces × 8 directions plus 4 kinds × 14 squares is below it.
 pub const MAX_MOVES: usize = 128;
@@ -26,6 +27,11 @@ impl MoveList {
     #[inline]
     fn push(&mut self, mv: Move) {
         self.moves.push(mv);
+    }
+
+    #[inline]
+    fn truncate(&mut self, len: usize) {
+        self.moves.truncate(len);
     }
 }
 
@@ -129,15 +135,6 @@ impl Safety {
     }
 }
 
-/// Where a piece on `from` lands when it moves toward `direction`, given the squares its own
-/// side occupies: the neighbour, or the square beyond a friendly neighbour (a jump).
-#[inline]
-pub(crate) fn landing(from: Square, direction: Direction, own: Bitboard) -> Option<Square> {
-    let next = from.step(direction)?;
-    let target = if own.contains(next) { next.step(direction)? } else { next };
-    (!own.contains(target)).then_some(target)
-}
-
 impl Position {
     /// Every legal move, board moves first (by origin square), then drops.
     pub fn legal_moves(&self) -> MoveList {
@@ -164,21 +161,29 @@ impl Position {
         let mut left_out = false;
         let us = self.turn;
         let own = self.occupied[us];
+        // As bits of a u32 whose bit 16, "off the board", counts as the mover's own: a step off
+        // the board is no landing, nor a jump beyond it. Each direction is tried in turn and
+        // its landing picked without a branch; a move that does not land is written and then
+        // cut off again, which costs less than the mispredicted branches of testing first (a
+        // third of the search's mispredictions were here).
+        let own_bits = u32::from(own.0) | 1 << 16;
+        let far_rank = u32::from(Bitboard::far_rank(us).0);
         for from in own {
             let piece = self.board[from.index()].expect("occupied squares hold pieces");
-            let can_promote = piece.kind != Kind::Royal && !piece.promoted;
-            let allowed = allowed(from);
+            let can_promote = (piece.kind != Kind::Royal) & !piece.promoted;
+            let allowed = u32::from(allowed(from).0);
             let mut mask = self.masks[from.index()];
+            let landings = &STEP_AND_JUMP[from.index()];
             while mask != 0 {
-                let direction = Direction::ALL[mask.trailing_zeros() as usize];
+                let [step, jump] = landings[mask.trailing_zeros() as usize];
                 mask &= mask - 1;
-                if let Some(to) = landing(from, direction, own) {
-                    if allowed.contains(to) {
-                        list.push(Move::Board { from, to, promotes: can_promote && to.is_far_rank_for(us) });
-                    } else {
-                        left_out = true;
-                    }
-                }
+                let to = if own_bits >> step & 1 != 0 { jump } else { step };
+                let lands = own_bits >> to & 1 == 0;
+                let kept = lands & (allowed >> to & 1 != 0);
+                left_out |= lands & !kept;
+                let promotes = can_promote & (far_rank >> to & 1 != 0);
+                list.push(Move::Board { from, to: Square::from_index(to & 15), promotes });
+                list.truncate(list.len() - usize::from(!kept));
             }
         }
         let hand = self.hands[us];

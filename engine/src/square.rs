@@ -210,6 +210,26 @@ const STEPS: [[u8; 8]; 16] = {
     table
 };
 
+/// `STEP_AND_JUMP[square][direction]`: the neighbour in that direction and the square beyond
+/// it (where a jump over the neighbour lands), each 16 when off the board: for move
+/// generation that picks a piece's landing without a branch (`movegen.rs`).
+pub(crate) const STEP_AND_JUMP: [[[u8; 2]; 8]; 16] = {
+    let mut table = [[[16u8; 2]; 8]; 16];
+    let mut s = 0;
+    while s < 16 {
+        let mut d = 0;
+        while d < 8 {
+            let next = STEPS[s][d];
+            if next < 16 {
+                table[s][d] = [next, STEPS[next as usize][d]];
+            }
+            d += 1;
+        }
+        s += 1;
+    }
+    table
+};
+
 /// `NEIGHBORS_TOWARD[square][mask]`: its neighbours in the directions of `mask`.
 const NEIGHBORS_TOWARD: [[u16; 256]; 16] = {
     let mut table = [[0u16; 256]; 16];
