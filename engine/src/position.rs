@@ -105,18 +105,41 @@ const KEY_CODES: [[[u64; 2]; 5]; 2] = {
 /// squares 8–15 bits 17–56 (40 bits each), the hands and the side to move bits 0–16.
 const KEY_HALF_SHIFTS: [u32; 2] = [57, 17];
 
-/// Where a square's code starts in [`Position::key`]: in its half, the lower square in the
-/// higher bits.
+/// Where each square's code starts in [`Position::key`]: in its half, the lower square in the
+/// higher bits. A table, since the child's key is brought up to date with these for every
+/// child a search generates.
+const KEY_SHIFTS: [u32; 16] = {
+    let mut table = [0; 16];
+    let mut i = 0;
+    while i < 16 {
+        table[i] = KEY_HALF_SHIFTS[i >> 3] + 5 * (7 - (i as u32 & 7));
+        i += 1;
+    }
+    table
+};
+
+/// The five bits of each square's code in [`Position::key`] (a shift of a `u128` by a
+/// variable amount takes several instructions; a load, one).
+const KEY_FIELDS: [u128; 16] = {
+    let mut table = [0; 16];
+    let mut i = 0;
+    while i < 16 {
+        table[i] = 0b11111 << KEY_SHIFTS[i];
+        i += 1;
+    }
+    table
+};
+
+/// Where a square's code starts in [`Position::key`].
 #[inline]
 const fn key_shift(square: Square) -> u32 {
-    let i = square.index();
-    KEY_HALF_SHIFTS[i >> 3] + 5 * (7 - (i as u32 & 7))
+    KEY_SHIFTS[square.index()]
 }
 
 /// The five bits of a square's code in [`Position::key`].
 #[inline]
 const fn key_field(square: Square) -> u128 {
-    0b11111 << key_shift(square)
+    KEY_FIELDS[square.index()]
 }
 
 /// Where a hand count starts in [`Position::key`]: two bits each, the first player's four
