@@ -256,14 +256,10 @@ const NEIGHBORS_TOWARD: [[u16; 256]; 16] = {
 const BEYOND: [[u8; 16]; 16] = {
     let mut table = [[16u8; 16]; 16];
     let mut s = 0;
-    while s < 16 {
-        let mut d = 0;
-        while d < 8 {
-            let next = STEPS[s][d];
-            if next < 16 {
-                table[s][next as usize] = STEPS[next as usize][d];
-            }
-            d += 1;
+    while s < 16 * 8 {
+        let [next, beyond] = STEP_AND_JUMP[s / 8][s % 8];
+        if next < 16 {
+            table[s / 8][next as usize] = beyond;
         }
         s += 1;
     }

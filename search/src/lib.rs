@@ -71,6 +71,29 @@
 //! playouts 87.5% twice against 87.0% twice, at 14.8–15.3 M nodes a second on careful play
 //! against 13.4 M.
 //!
+//! Then three more steps, each giving the same searches node for node. The first two are
+//! (cachegrind, the same three positions; 847 instructions and 5.2 mispredicted branches a
+//! node before them):
+//!
+//! - A child's moves are counted from its parent's [`shogi4_engine::Mobility`]: the
+//!   opponent's landings, gathered once for all the children, since a move that captures
+//!   nothing leaves them as they were. Per child, only the mover's reach and the drops are
+//!   looked at.
+//! - A child's guess is its parent's sum brought up to date on the move's squares
+//!   (`guess::ChildGuesses`).
+//!
+//! Together: 765 instructions a node, and on the 44 positions 7.02–7.11 s of CPU against
+//! 7.51–7.72 s. The third step generates board moves without a branch per direction, and
+//! reads the key's shifts from a table: 786 instructions but 4.3 mispredicted branches a
+//! node, 6.87–6.95 s against 7.01–7.08 s. Within 1 s, against the build before the three
+//! (alternating, two rounds), careful play was proven as a value for 79.5% (77.5% in a round
+//! that a build shared the machine with, at 14.6 M nodes a second; 78.5% and 79.0% for the
+//! build before), self-play for 84.5% twice (83.0% twice), random
+//! playouts for 88.0% twice (88.0% and 87.5%). Careful play ran at 16.1 M nodes a second
+//! against 15.0–15.2 M. Over all of this stop's alternating runs at 1 s, careful play was
+//! 158–160 of 200 for the faster builds and 157–159 for the one before. The aim of 160 lies
+//! within a round's noise of where the search now stands.
+//!
 //! Deepening's last iteration usually runs out of its share: on 60 careful-play positions at
 //! 8 M nodes, 47 ended in an iteration that was stopped, which had taken 42% of deepening's
 //! nodes on average. Not starting an iteration whose cost, foreseen from the last one of its
