@@ -94,6 +94,12 @@ pub(crate) struct Step {
 /// round; the child to expand is the open one with the number that decides (the cheapest to
 /// prove below an OR node, to disprove below an AND node), until it passes the second best's
 /// (with slack, see `grow`) or the node's own thresholds.
+///
+/// Ties go to the first child in move order. Broken instead by the other number (the larger,
+/// or the smaller), careful play at 2 M / 8 M nodes a position went from 137 / 155 proven as a
+/// value to 136 / 154 and 138 / 153 (random playouts the same). Written as selects rather than
+/// branches, the choice of best and second best mispredicted no less (the compiler already
+/// emits them) and ran 1% slower.
 pub(crate) fn step(
     question: Question,
     children: impl Iterator<Item = ((u32, u32), bool)>,
