@@ -90,9 +90,10 @@
 //! that a build shared the machine with, at 14.6 M nodes a second; 78.5% and 79.0% for the
 //! build before), self-play for 84.5% twice (83.0% twice), random
 //! playouts for 88.0% twice (88.0% and 87.5%). Careful play ran at 16.1 M nodes a second
-//! against 15.0–15.2 M. Over all of this stop's alternating runs at 1 s, careful play was
-//! 158–160 of 200 for the faster builds and 157–159 for the one before. The aim of 160 lies
-//! within a round's noise of where the search now stands.
+//! against 15.0–15.2 M. Over all of this stop's alternating runs at 1 s (ten rounds of the
+//! faster builds, eleven of the one before), careful play was 158–161 of 200 for the faster builds (mean 159.3) and 156–160 for the one
+//! before (mean 157.8). The aim of 160 lies within a round's noise of where the search now
+//! stands.
 //!
 //! Deepening's last iteration usually runs out of its share: on 60 careful-play positions at
 //! 8 M nodes, 47 ended in an iteration that was stopped, which had taken 42% of deepening's
