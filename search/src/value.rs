@@ -419,22 +419,25 @@ impl Prover<'_> {
         // same way, whatever the other children's numbers (and so are the answers).
         let decided_at_once =
             question == Question::Loss && children.iter().any(|child| child.known == Some(Known::Refuted));
-        // The children's movers' pieces, gathered once for all of them.
-        let mobility = position.opponent_mobility();
-        let guesses = ChildGuesses::new(key);
-        for child in children.iter_mut().filter(|child| !decided_at_once && child.known.is_none()) {
-            if self.recorded_numbers(child, child_question) {
-                continue;
-            }
-            let counts = mobility.counts_in(&child.position);
-            let loses = child_question == Question::Loss;
-            if counts.legal == 0 || counts.safe == 0 {
-                // No move: lost in 0; no move that keeps the royal: lost in 2.
-                let bound = if counts.legal == 0 { 0 } else { 2 };
-                child.known = Some(if loses { Known::Proven(bound) } else { Known::Refuted });
-            } else {
-                child.numbers =
-                    starting_numbers(child_question, counts.safe as u32, guesses.lean(child.mv, child.key), VALUE_UNIT);
+        if !decided_at_once {
+            // The children's movers' pieces and the guesses' common part, gathered once for all
+            // of them (and not at all when one child decides the node).
+            let mobility = position.opponent_mobility();
+            let guesses = ChildGuesses::new(key);
+            for child in children.iter_mut().filter(|child| child.known.is_none()) {
+                if self.recorded_numbers(child, child_question) {
+                    continue;
+                }
+                let counts = mobility.counts_in(&child.position);
+                let loses = child_question == Question::Loss;
+                if counts.legal == 0 || counts.safe == 0 {
+                    // No move: lost in 0; no move that keeps the royal: lost in 2.
+                    let bound = if counts.legal == 0 { 0 } else { 2 };
+                    child.known = Some(if loses { Known::Proven(bound) } else { Known::Refuted });
+                } else {
+                    let lean = guesses.lean(child.mv, child.key);
+                    child.numbers = starting_numbers(child_question, counts.safe as u32, lean, VALUE_UNIT);
+                }
             }
         }
         self.nodes += children.len() as u64;
