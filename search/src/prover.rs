@@ -80,7 +80,7 @@ pub enum Narrowing {
 impl Default for Plan {
     /// The split measured best on the reach script's sets (`search/src/lib.rs` has the figures).
     fn default() -> Plan {
-        Plan { deepening: 0.2, bounds: vec![Horizon::Unbounded], rounds: 1, narrowing: Narrowing::Bisect }
+        Plan { deepening: 0.05, bounds: vec![Horizon::Unbounded], rounds: 1, narrowing: Narrowing::Bisect }
     }
 }
 
