@@ -48,7 +48,12 @@
 //! nodes a position (the same searches every run): careful 164 / 93 against 162 / 94, random
 //! 179 / 147 against 177 / 148. Also measured: 2% (careful within 1 s 160 and 162, exactly 93
 //! and 96), 10% (159 twice), and 5% with the range narrowed by deepening instead of bisection
-//! (162 twice; the range's upper bound then stays where the value's proof put it).
+//! (162 twice; the range's upper bound then stays where the value's proof put it). With 5%,
+//! the slack and the guess's strength, measured at 2 M and 8 M nodes before, were tried again
+//! at 16 M (careful play 164 / 93, random playouts 179 / 147 as kept): ε = ⅛ and ⅓ in
+//! `numbers::grow`, careful 163 / 91 and 164 / 91, random 178 / 148 and 179 / 148; a
+//! [`guess::STRENGTH`] of 0.35 and 0.18, careful 163 / 90 and 164 / 93, random 179 / 147 and
+//! 178 / 145. Flat: they stay.
 //!
 //! A proven range is narrowed by two questions just past its lower bound, then bisection:
 //! bisection alone left the exact share a point or two lower, since most distances lie just
