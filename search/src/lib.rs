@@ -37,9 +37,10 @@
 //! **5% for deepening (kept).** Measured again at the budgets players meet, once the node had
 //! become cheap enough (see below) for the value questions to use the time they are given.
 //! Within 1 s, alternating with 20% (`scripts/search-reach.sh 200 1000 64 careful,random
-//! PLAN`): careful play 159 of 200 as a value in each of five rounds of 20%, against 163, 160
-//! and 163 in three rounds of 5%; random playouts 175–177 against 177 each time; exactly,
-//! careful 93–96 against 94–96, random 148–149 against 146–147. In one run of all three sets, alternating: within
+//! PLAN`): careful play 159 of 200 as a value in six rounds of seven with 20% and 160 in one
+//! (mean 159.1), against 163, 160, 163, 162 and 160 in five rounds of 5% (mean 161.6); random
+//! playouts 175–177 against 177–178; exactly, careful 93–96 against 94–96, random 148–149
+//! against 146–147. In one run of all three sets, alternating: within
 //! 1 s careful 163 / 96 against 159 / 93 (as a value / exactly), self-play 170 / 126 against
 //! 167 / 126, random 177 / 146 against 175 / 149; within 300 ms 148 / 73, 153 / 112, 169 / 139
 //! against 146 / 69, 149 / 112, 166 / 137; within 100 ms 129 / 43, 139 / 110, 160 / 130
