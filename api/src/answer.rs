@@ -49,7 +49,7 @@ pub fn mainline(
 /// the answer says: the store if both are a proven value (a line that the search could not
 /// prove again is the search's own unknown, whatever was known).
 fn source_after(known: Option<Outcome>, answered: Outcome) -> Source {
-    if known.and_then(Outcome::proven_win).is_some() && answered.proven_win().is_some() {
+    if known.is_some_and(Outcome::is_settled) && answered.is_settled() {
         Source::Store
     } else {
         Source::Search

@@ -22,7 +22,7 @@ const RECORD: usize = 24;
 /// Which outcomes an export carries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Carried {
-    /// Proven wins and losses only: what a replica or a server builds on.
+    /// Proven wins, losses and draws only: what a replica or a server builds on.
     Proofs,
     /// Unknown outcomes too. `shogi4 prove` takes a record as "analysed", so a store seeded
     /// from such a file resumes where the exported one stopped instead of searching every
@@ -60,7 +60,7 @@ impl ProofStore {
             let (key, record) = entry.map_err(|e| self.error(e))?;
             let (key, record) = (key.value(), record.value());
             let Some(outcome) = decode(key, record) else { continue };
-            let proven = outcome.proven_win().is_some();
+            let proven = outcome.is_settled();
             if proven || carried == Carried::Everything {
                 body.extend_from_slice(&key.to_le_bytes());
                 body.extend_from_slice(&record.to_le_bytes());

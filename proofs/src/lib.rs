@@ -38,6 +38,7 @@ const TAG_PROVEN: u64 = 1;
 const TAG_UNKNOWN: u64 = 2;
 const TAG_BOUNDED_WIN: u64 = 3;
 const TAG_BOUNDED_LOSS: u64 = 4;
+const TAG_DRAW: u64 = 5;
 
 /// Why the store failed.
 #[derive(Debug)]
@@ -435,7 +436,7 @@ impl ProofStore {
         {
             let mut table = write.open_table(FACTS).map_err(|e| self.error(e))?;
             for &(key, outcome) in facts {
-                if fullness == Fullness::ProofsOnly && outcome.proven_win().is_none() {
+                if fullness == Fullness::ProofsOnly && !outcome.is_settled() {
                     continue;
                 }
                 let Some(record) = encode(key, outcome) else { continue };
@@ -561,9 +562,10 @@ fn checksum(key: u128, payload: u64) -> u64 {
 }
 
 /// `checksum (32 bits) | tag (8) | distance or depth (24)`, a bounded value's two bounds in
-/// 12 bits each (lower, upper); draws are never stored (a search never proves one).
+/// 12 bits each (lower, upper); a draw has no distance (0).
 fn encode(key: u128, outcome: Outcome) -> Option<u64> {
     let payload = match outcome {
+        Outcome::Proven(Value::Draw) => TAG_DRAW << 24,
         Outcome::Proven(value) => (TAG_PROVEN << 24) | u64::from(value.dtw()?),
         Outcome::Bounded { win, at_least, at_most } => {
             if at_most >= 1 << 12 {
@@ -586,6 +588,7 @@ fn decode(key: u128, record: u64) -> Option<Outcome> {
     match payload >> 24 {
         TAG_PROVEN => Some(Outcome::Proven(Value::from_dtw(depth))),
         TAG_UNKNOWN => Some(Outcome::Unknown { no_result_within: depth }),
+        TAG_DRAW => (depth == 0).then_some(Outcome::Proven(Value::Draw)),
         tag @ (TAG_BOUNDED_WIN | TAG_BOUNDED_LOSS) => {
             let (at_least, at_most) = (depth >> 12, depth & 0xFFF);
             let win = tag == TAG_BOUNDED_WIN;
@@ -613,6 +616,7 @@ mod tests {
             Outcome::Unknown { no_result_within: 17 },
             Outcome::Bounded { win: true, at_least: 21, at_most: 61 },
             Outcome::Bounded { win: false, at_least: 0, at_most: 120 },
+            Outcome::Proven(Value::Draw),
         ] {
             let record = encode(99, outcome).unwrap();
             assert_eq!(decode(99, record), Some(outcome));
@@ -621,6 +625,5 @@ mod tests {
                 assert_eq!(decode(99, record ^ (1 << bit)), None, "bit {bit}");
             }
         }
-        assert_eq!(encode(1, Outcome::Proven(Value::Draw)), None);
     }
 }

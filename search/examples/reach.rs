@@ -8,8 +8,9 @@
 //! - `selfplay`: games of the search against itself (each move the best of an analysis
 //!   within a fixed node budget; the first two plies drawn at random, so games differ).
 //!
-//! Prints, per set and budget, the share proven exactly, the share proven as a value (exact
-//! or with distance bounds), the median width of the bounds, and nodes per second. The sets
+//! Prints, per set and budget, the share proven exactly, the share proven as a value (a win
+//! or loss, exact or with distance bounds, or a draw), the median width of the bounds, and
+//! nodes per second. The sets
 //! are generated once and kept under `target/reach-sets/` (their generation takes a while).
 //!
 //! `cargo run --release -p shogi4-search --example reach -- [POSITIONS] [BUDGET,BUDGET,...] [TABLE_MB] [SETS] [PLAN]`
@@ -139,7 +140,7 @@ fn report(set: &str, positions: &[Position], budget: Budget, table_mb: usize, pl
         .collect();
     let count = positions.len();
     let exact = results.iter().filter(|r| matches!(r.0, Outcome::Proven(_))).count();
-    let valued = results.iter().filter(|r| r.0.proven_win().is_some()).count();
+    let valued = results.iter().filter(|r| r.0.is_settled()).count();
     let mut widths: Vec<u32> = results
         .iter()
         .filter_map(|r| match r.0 {

@@ -3,9 +3,10 @@
 //! An answer is **proven**, a win or loss with the exact distance to win (exact because every
 //! shallower depth was searched to completion); or **bounded**, a win or loss proven by a
 //! question without a depth ("does the side to move win, however far?"), its distance known
-//! to lie in a range; or **unknown** with the depth `D` up to which neither side has a forced
-//! result: a true statement too (the position's distance is larger than `D`, or it is a
-//! draw). A search never claims a draw.
+//! to lie in a range; or a **draw**, proven when both value questions are refuted by lines
+//! that each end in the questioner's proven defeat or in a repetition (`value.rs`); or
+//! **unknown** with the depth `D` up to which neither side has a forced result: a true
+//! statement too (the position's distance is larger than `D`, or it is a draw).
 //!
 //! Why the value questions: the exact distance needs every shorter distance refuted first,
 //! and in iterative deepening those refutations cost most of the search. A player needs the
@@ -173,7 +174,8 @@ pub const DEFAULT_QUERY_MS: u64 = 300;
 /// What a search establishes about a position, for its side to move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
-    /// A win or loss with its exact distance to win.
+    /// A win or loss with its exact distance to win, or a draw (neither side can force the
+    /// royal capture, at any distance).
     Proven(Value),
     /// A win or loss, proven, whose distance to win is only known to lie in a range: every
     /// distance below `at_least` was refuted, and a forced result within `at_most` was
@@ -209,7 +211,7 @@ impl Outcome {
     }
 
     /// Whether the side to move is proven to win (`Some(true)`) or to lose (`Some(false)`),
-    /// exactly or within bounds; `None` when nothing is proven (or a table's draw).
+    /// exactly or within bounds; `None` when nothing is proven, or a draw.
     pub fn proven_win(self) -> Option<bool> {
         match self {
             Outcome::Proven(Value::Win(_)) => Some(true),
@@ -217,6 +219,11 @@ impl Outcome {
             Outcome::Bounded { win, .. } => Some(win),
             Outcome::Proven(Value::Draw) | Outcome::Unknown { .. } => None,
         }
+    }
+
+    /// Whether the value is proven: a win or a loss (exact or within bounds), or a draw.
+    pub fn is_settled(self) -> bool {
+        !matches!(self, Outcome::Unknown { .. })
     }
 
     /// The distance to win's range, `(at_least, at_most)`: equal for an exact value; `None`
@@ -280,9 +287,9 @@ impl Outcome {
     /// position, without search: a win if some move wins, its distance between the quickest
     /// possible win (a winning move's lower bound, or one more than an unknown move's depth)
     /// and the quickest proven one; a loss if every move loses, its distance between the
-    /// largest lower bound and the largest upper bound (the loser takes the longest way); an
-    /// unknown result as deep as the shallowest unknown move's otherwise. `None` without moves
-    /// (or with nothing to say).
+    /// largest lower bound and the largest upper bound (the loser takes the longest way); a
+    /// draw if every move is a draw or a loss, and one a draw; an unknown result as deep as the
+    /// shallowest unknown move's otherwise. `None` without moves.
     pub fn from_moves(moves: impl IntoIterator<Item = Outcome>) -> Option<Outcome> {
         let (mut fastest_possible, mut fastest_proven) = (u32::MAX, None::<u32>);
         let (mut all_lose, mut loss_at_least, mut loss_at_most) = (true, 0, 0);
@@ -306,7 +313,7 @@ impl Outcome {
                     fastest_possible = fastest_possible.min(no_result_within + 1);
                     shallowest = shallowest.min(no_result_within);
                 }
-                // A table's draw: neither side wins through it, nor loses.
+                // A draw: neither side wins through it, nor loses.
                 _ => all_lose = false,
             }
         }
@@ -314,9 +321,12 @@ impl Outcome {
             _ if !any => None,
             Some(at_most) => Some(Outcome::won(true, fastest_possible.min(at_most), at_most)),
             None if all_lose => Some(Outcome::won(false, loss_at_least, loss_at_most)),
+            // Every move is a draw or a loss, and one is a draw: nothing wins, and that one
+            // does not lose.
+            None if shallowest == u32::MAX => Some(Outcome::Proven(Value::Draw)),
             // No move wins within the shallowest unknown move's depth, and through that move
             // the position does not lose within it either.
-            None => (shallowest != u32::MAX).then_some(Outcome::Unknown { no_result_within: shallowest }),
+            None => Some(Outcome::Unknown { no_result_within: shallowest }),
         }
     }
 
@@ -393,8 +403,8 @@ pub struct MoveOutcome {
 pub struct Analysis {
     /// The position's outcome for its side to move.
     pub outcome: Outcome,
-    /// Every legal move, best first: proven wins by shortest distance, unknown, proven losses
-    /// by longest distance; ties in move-generation order.
+    /// Every legal move, best first: proven wins by shortest distance, unknown, draws, proven
+    /// losses by longest distance; ties in move-generation order.
     pub moves: Vec<MoveOutcome>,
     /// Nodes (positions examined), position and moves together.
     pub nodes: u64,
@@ -541,7 +551,7 @@ impl Search {
         let before = self.recall(position, known);
         let mut analysis = self.analyse(position, limits);
         // The table may have let the recalled value go under pressure.
-        if let Some(proven) = before.filter(|o| o.proven_win().is_some()) {
+        if let Some(proven) = before.filter(|o| o.is_settled()) {
             analysis.outcome = analysis.outcome.merge(proven);
         }
         (analysis, before)
@@ -616,6 +626,8 @@ impl Search {
         let (mut prover, plan) = self.prover(limits.max_nodes, limits.time.map(|t| started + t));
         let outcome = prover.establish(position, limits.max_depth, plan);
         let steps = match outcome {
+            // A draw has no line to show: nothing ends it.
+            Outcome::Proven(Value::Draw) => Some(Vec::new()),
             Outcome::Proven(value) => value.dtw().and_then(|dtw| exact_line(&mut prover, position, dtw)),
             Outcome::Bounded { win, at_most, .. } => forced_line(&mut prover, position, win, at_most),
             Outcome::Unknown { .. } => Some(Vec::new()),
@@ -788,5 +800,30 @@ fn forced_line(prover: &mut Prover, position: &Position, win: bool, within: u32)
             Some(next) => (current, winning, within) = (next, !winning, after),
             None => return Some(steps),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moves_settle_a_draw_only_when_nothing_else_is_possible() {
+        let draw = Outcome::Proven(Value::Draw);
+        let loss = Outcome::Proven(Value::Loss(4));
+        let unknown = Outcome::Unknown { no_result_within: 9 };
+        let win = Outcome::Bounded { win: true, at_least: 5, at_most: 11 };
+        // Every move a draw or a loss, one a draw: a draw.
+        assert_eq!(Outcome::from_moves([loss, draw, loss]), Some(draw));
+        assert_eq!(Outcome::from_moves([draw]), Some(draw));
+        // An unknown move may still win.
+        assert_eq!(Outcome::from_moves([draw, unknown]), Some(unknown));
+        // A winning move wins.
+        assert_eq!(Outcome::from_moves([draw, win]), Some(win));
+        // Every move lost: a loss, the longest.
+        assert_eq!(Outcome::from_moves([loss]), Some(Outcome::Proven(Value::Loss(4))));
+        assert_eq!(Outcome::from_moves([]), None);
+        assert!(draw.is_settled() && loss.is_settled() && win.is_settled() && !unknown.is_settled());
+        assert_eq!(draw.proven_win(), None);
     }
 }

@@ -19,6 +19,7 @@ use shogi4_engine::{Move, Position, MAX_MOVES};
 
 use crate::numbers::{NumberTable, Question};
 use crate::table::{key_of, Bounds, Depth, TranspositionTable, UNKNOWN};
+use crate::value::Settled;
 use crate::{distance_from, Cancel, Outcome};
 use shogi4_tablebase::Value;
 
@@ -131,6 +132,9 @@ pub(crate) struct Prover<'t> {
     /// search's time).
     pub(crate) spare_depth_children: Vec<Vec<crate::dfpn::Child>>,
     pub(crate) spare_value_children: Vec<Vec<crate::value::Child>>,
+    /// Whether a value search met its path's horizon since [`Prover::prove_either`] began: a
+    /// refutation may then rest on the horizon, which proves nothing.
+    pub(crate) met_horizon: bool,
 }
 
 impl<'t> Prover<'t> {
@@ -151,6 +155,7 @@ impl<'t> Prover<'t> {
             next_clock: CLOCK_INTERVAL,
             spare_depth_children: Vec::new(),
             spare_value_children: Vec::new(),
+            met_horizon: false,
         }
     }
 
@@ -339,8 +344,9 @@ impl<'t> Prover<'t> {
 
     /// What the search can establish about `position` within the budget, and within
     /// `max_depth` plies: the exact distance when iterative deepening reaches it, else a
-    /// proven value with distance bounds when one of the deep questions is answered "yes",
-    /// else the depth to which neither side has a forced result.
+    /// proven value with distance bounds when one of the deep questions is answered "yes", or
+    /// a draw when the value questions refute both results (see `value.rs`), else the depth to
+    /// which neither side has a forced result.
     ///
     /// The budget is split by `plan`: deepening first, for the exact distance of the
     /// near results; then the plan's deep questions (depth-bounded, "win within `D`" and
@@ -417,9 +423,12 @@ impl<'t> Prover<'t> {
                 Ask::Within(depth, question) => {
                     self.prove_by_numbers(position, depth, question).map(|yes| yes.then_some((question, depth)))
                 }
-                Ask::Either => self
-                    .prove_either(position)
-                    .map(|won| won.map(|(win, b)| (if win { Question::Win } else { Question::Loss }, b))),
+                Ask::Either => match self.prove_either(position) {
+                    Ok(Some(Settled::Drawn)) => return Outcome::Proven(Value::Draw),
+                    Ok(Some(Settled::Won(win, b))) => Ok(Some((if win { Question::Win } else { Question::Loss }, b))),
+                    Ok(None) => Ok(None),
+                    Err(e) => Err(e),
+                },
             };
             match answer {
                 // A proof whose bound lies past the deepest distance asked about is not used:
@@ -437,7 +446,7 @@ impl<'t> Prover<'t> {
                 Ok(None) => match ask {
                     Ask::Within(depth, Question::Win) => no_win = no_win.max(depth),
                     Ask::Within(depth, Question::Loss) => no_loss = no_loss.max(depth),
-                    // A value question's refutation says nothing for sure (see `value.rs`).
+                    // Both refuted, but a line met the horizon: nothing for sure (see `value.rs`).
                     Ask::Either => {}
                 },
                 Ok(Some(_)) | Err(Aborted) => {}

@@ -203,7 +203,7 @@ impl TranspositionTable {
                     bounds.no_win_within = bounds.no_win_within.max(d);
                     bounds.no_loss_within_plus_one = bounds.no_loss_within_plus_one.max(d + 1);
                 }
-                // A table's draw: neither side wins, at any depth.
+                // A draw (a table's, or one a search proved): neither side wins, at any depth.
                 _ => {
                     bounds.no_win_within = deepest;
                     bounds.no_loss_within_plus_one = deepest + 1;

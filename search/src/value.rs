@@ -23,8 +23,20 @@
 //!   all captures of the questioner's royal: it is the opposite result, proven, and its
 //!   numbers are stored as settled.
 //!
-//! Nothing a disproof says is ever claimed: a search reports only proofs, so a wrong
-//! disproof could cost a proof, never make one.
+//! A disproof is claimed in one case only, a **draw**: when both questions of the root are
+//! refuted ([`Settled::Drawn`]). Every line of each refutation then ends in the questioner's
+//! proven defeat or in a repetition of a position on the line, since the root has no path
+//! above it; the defender of each question can follow its refutation for ever, going back to
+//! the repeated position each time, so the questioner never captures the royal. Neither side
+//! can force a result: a draw. A refutation that met the path's horizon proves nothing (the
+//! line was cut, not repeated), so a search that met it anywhere claims no draw. The
+//! differential test against the tables checks every draw it claims. Otherwise nothing a
+//! disproof says is claimed: a wrong one could cost a proof, never make one.
+//!
+//! Such draws are rare where players are: within 1 s a position, none of the reach script's
+//! careful-play or self-play positions, and of the 23 random playouts left unknown, one after
+//! 75.6 M nodes. A search of a closed game as if untabled proves some of its table's draws
+//! (the differential test's 2,000 nodes a position: 55 of about 100,000 positions).
 //!
 //! **No shortcut loops.** The depth-bounded search answers its last questions ("win within 3",
 //! "loss within 4") by plain loops (`dfpn.rs`); this one did too, at each node's first visit,
@@ -221,6 +233,16 @@ fn slot(question: Question) -> u32 {
     }
 }
 
+/// What the two value questions under one root settle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Settled {
+    /// The side to move wins (`true`) or loses, within the bound.
+    Won(bool, u32),
+    /// Both questions refuted, by lines that each end in the questioner's proven defeat or
+    /// in a repetition, never at the horizon: neither side can force the royal capture.
+    Drawn,
+}
+
 /// What is known of a node without expanding it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Known {
@@ -302,17 +324,19 @@ impl Path {
 }
 
 impl Prover<'_> {
-    /// Whether the side to move wins (`Some((true, bound))`) or loses (`Some((false, bound))`)
-    /// at any distance, both questions asked under one virtual OR root: each step goes on with
-    /// the question whose proof looks cheaper (the smaller proof number), until its number
-    /// passes the other's (with the same slack as every threshold), so that the effort goes
-    /// where the proof is nearer instead of half to each. `Ok(None)` when both are refuted.
+    /// Whether the side to move wins or loses at any distance (with the proof's bound), both
+    /// questions asked under one virtual OR root: each step goes on with the question whose
+    /// proof looks cheaper (the smaller proof number), until its number passes the other's
+    /// (with the same slack as every threshold), so that the effort goes where the proof is
+    /// nearer instead of half to each. A draw when both are refuted and no line met the
+    /// horizon; `Ok(None)` when both are refuted and one did.
     ///
     /// Other slacks between the two, at 2 M / 8 M nodes a position (careful play 137 / 155
     /// proven as a value with this one): twice the other's number, 134 / 152; one more than it,
     /// 135 / 154 (random playouts 162 / 172 and 161 / 172, against 163 / 172).
-    pub(crate) fn prove_either(&mut self, position: &Position) -> Result<Option<(bool, u32)>, Aborted> {
+    pub(crate) fn prove_either(&mut self, position: &Position) -> Result<Option<Settled>, Aborted> {
         let key = key_of(position);
+        self.met_horizon = false;
         let mut path = Path::new();
         // Each question's numbers as last seen; `None` once refuted.
         let mut open = [Some((1u32, 1u32)), Some((1, 1))];
@@ -321,7 +345,7 @@ impl Prover<'_> {
             for (i, &question) in questions.iter().enumerate() {
                 if open[i].is_some() {
                     match self.value_known(position, key, question) {
-                        Some(Known::Proven(bound)) => return Ok(Some((question == Question::Win, bound))),
+                        Some(Known::Proven(bound)) => return Ok(Some(Settled::Won(question == Question::Win, bound))),
                         Some(_) => open[i] = None,
                         None => {
                             open[i] = Some(self.numbers.get(key, slot(question)).unwrap_or(open[i].unwrap_or((1, 1))))
@@ -330,7 +354,7 @@ impl Prover<'_> {
                 }
             }
             let (i, threshold) = match open {
-                [None, None] => return Ok(None),
+                [None, None] => return Ok((!self.met_horizon).then_some(Settled::Drawn)),
                 [Some(_), None] => (0, INFINITE),
                 [None, Some(_)] => (1, INFINITE),
                 [Some(win), Some(loss)] if win.0 <= loss.0 => (0, grow(loss.0)),
@@ -338,7 +362,7 @@ impl Prover<'_> {
             };
             let result = self.expand_value(position, key, questions[i], threshold, INFINITE, &mut path)?;
             match (result.proof, result.disproof) {
-                (0, _) => return Ok(Some((questions[i] == Question::Win, result.bound))),
+                (0, _) => return Ok(Some(Settled::Won(questions[i] == Question::Win, result.bound))),
                 (_, 0) => open[i] = None,
                 numbers => open[i] = Some(numbers),
             }
@@ -400,6 +424,7 @@ impl Prover<'_> {
         // No shortcut by rules and loops here (unlike `dfpn.rs`): see the module doc.
         let child_question = question.next();
         let horizon = path.keys.len() >= MAX_PATH;
+        self.met_horizon |= horizon;
         let spare = self.spare_value_children.pop().unwrap_or_default();
         let (mut children, has_unsafe_moves) = self.safe_children(
             position,

@@ -37,14 +37,14 @@ fn proven_values_equal_the_tables_and_unknowns_are_true() {
         games.par_iter().map(|g| Table::new(solve(g.parse().unwrap(), &Silent).table.to_bytes()).unwrap()).collect();
     // Rounded up: at least the asked-for number of positions in all.
     let per_game = sample_size().div_ceil(games.len());
-    let (checked, proven, bounded, wrong) = tables
+    let (checked, proven, bounded, drawn, wrong) = tables
         .par_iter()
         .enumerate()
         .map(|(g, table)| {
             let index = MaterialIndex::new(table.header().material);
             let mut rng = Rng(0x9E37_79B9 + g as u64);
             let mut search = Search::new(4 << 20);
-            let (mut proven, mut bounded, mut wrong) = (0, 0, Vec::new());
+            let (mut proven, mut bounded, mut drawn, mut wrong) = (0, 0, 0, Vec::new());
             for i in 0..per_game {
                 let slot = rng.next() % index.slots();
                 let position = index.position_at(slot);
@@ -53,20 +53,25 @@ fn proven_values_equal_the_tables_and_unknowns_are_true() {
                 let outcome = search.prove(&position, &Limits::nodes(2_000)).outcome;
                 proven += usize::from(matches!(outcome, Outcome::Proven(_)));
                 bounded += usize::from(matches!(outcome, Outcome::Bounded { .. }));
+                drawn += usize::from(outcome == Outcome::Proven(Value::Draw));
                 if !consistent(outcome, truth) {
                     wrong.push(format!("{}: search {outcome:?}, table {truth}", position.to_sfen()));
                 }
             }
-            (per_game, proven, bounded, wrong)
+            (per_game, proven, bounded, drawn, wrong)
         })
-        .reduce(|| (0, 0, 0, Vec::new()), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2, [a.3, b.3].concat()));
+        .reduce(|| (0, 0, 0, 0, Vec::new()), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2, a.3 + b.3, [a.4, b.4].concat()));
     assert!(checked >= sample_size(), "{checked} positions checked");
     assert!(wrong.is_empty(), "{} of {checked} wrong, e.g. {:?}", wrong.len(), &wrong[..wrong.len().min(5)]);
     // The search must prove a good share, or the check above is empty.
     assert!(proven * 2 > checked, "only {proven} of {checked} proven");
     // And the deep questions must have answered some, or the ranges went unchecked.
     assert!(bounded * 100 > checked, "only {bounded} of {checked} bounded");
-    eprintln!("{checked} positions: {proven} proven exactly, {bounded} with bounds, the rest consistent");
+    // And some draws, each the table's (checked above), or the draw claims went unchecked.
+    assert!(drawn > 0, "no draw proven");
+    eprintln!(
+        "{checked} positions: {proven} proven exactly ({drawn} of them draws), {bounded} with bounds, the rest consistent"
+    );
 }
 
 /// How good a value is for the side to move: losses (sooner worse), draws, wins (sooner
@@ -340,14 +345,15 @@ fn bounded_values_agree(horizons: Vec<Horizon>) {
 }
 
 #[test]
-fn value_questions_never_prove_a_draw_and_their_bounds_hold() {
+fn value_questions_never_prove_a_draw_won_and_their_bounds_hold() {
     // Questions without a depth alone, with budgets large enough to meet many repetitions:
     // closed games are full of cycles, and every draw of their tables is a position from which
-    // neither side can force the capture. The search must never prove one, whatever the
-    // repetitions it met on the way, and every bound it gives must hold the table's distance.
+    // neither side can force the capture. The search must never prove one won or lost, whatever
+    // the repetitions it met on the way; every bound it gives must hold the table's distance,
+    // and every draw it claims must be the table's.
     let plan = Plan { deepening: 0.0, bounds: vec![Horizon::Unbounded], rounds: 1, narrowing: Narrowing::Keep };
     let games = ["KKCC", "KKCR", "KKCF", "KKRT"];
-    let results: Vec<(usize, usize, usize)> = games
+    let results: Vec<(usize, usize, usize, usize)> = games
         .par_iter()
         .enumerate()
         .map(|(g, game)| {
@@ -355,7 +361,7 @@ fn value_questions_never_prove_a_draw_and_their_bounds_hold() {
             let index = table.index();
             let mut search = Search::new(4 << 20).with_plan(plan.clone());
             let mut rng = Rng(0xD4A3 + g as u64);
-            let (mut draws, mut decided, mut bounded) = (0, 0, 0);
+            let (mut draws, mut decided, mut bounded, mut drawn) = (0, 0, 0, 0);
             for _ in 0..20_000 {
                 if draws >= 150 && decided >= 150 {
                     break;
@@ -371,13 +377,14 @@ fn value_questions_never_prove_a_draw_and_their_bounds_hold() {
                 let outcome = search.prove(&position, &Limits::nodes(30_000)).outcome;
                 assert!(consistent(outcome, truth), "{}: search {outcome:?}, table {truth}", position.to_sfen());
                 bounded += usize::from(matches!(outcome, Outcome::Bounded { .. }));
+                drawn += usize::from(outcome == Outcome::Proven(Value::Draw));
                 if is_draw {
                     draws += 1;
                 } else {
                     decided += 1;
                 }
             }
-            (draws, decided, bounded)
+            (draws, decided, bounded, drawn)
         })
         .collect();
     let draws: usize = results.iter().map(|r| r.0).sum();
@@ -385,7 +392,7 @@ fn value_questions_never_prove_a_draw_and_their_bounds_hold() {
     // The check must have met draws, and the questions must have proven values.
     assert!(draws >= 300, "{results:?}");
     assert!(bounded >= 100, "{results:?}");
-    eprintln!("value questions: {results:?} (draws, decided, bounded) per game");
+    eprintln!("value questions: {results:?} (draws, decided, bounded, drawn) per game");
 }
 
 #[test]

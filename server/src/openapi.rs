@@ -33,7 +33,9 @@ use crate::routes;
             `dtw` is exact where the search established it (every shorter distance was searched to the end); \
             otherwise `dtw` is null and `dtw_at_least` and `dtw_at_most` bound the distance. Otherwise the answer is `category: \
             unknown` with `no_result_within: D`: neither side can force the royal capture within D plies; the \
-            game may be longer or drawn. A search never claims a draw. Each move carries its own answer the same \
+            game may be longer or drawn. A search's `draw` is proven as well: every attempt of either side to \
+            force the capture was refuted, each line ending in that side's defeat or in a repetition (rare in \
+            real games). Each move carries its own answer the same \
             way. `GET /mainline` gives the line for proven search results (for a bounded one a forced line, \
             not necessarily the shortest), and an empty one otherwise. Searches \
             run a fixed number at a time; when every search worker stays busy for a whole search budget the \

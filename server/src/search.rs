@@ -342,7 +342,7 @@ impl SearchService {
             let (analysis, before) = search.analyse_recalling(&position, &limits, &self.knowledge(&certified));
             self.keep(analysis.facts(&position));
             metrics::counter!("background_searches_total").increment(1);
-            if analysis.outcome.proven_win().is_some() && before.and_then(Outcome::proven_win).is_none() {
+            if analysis.outcome.is_settled() && !before.is_some_and(Outcome::is_settled) {
                 metrics::counter!("background_proofs_total").increment(1);
             }
             if !matches!(analysis.outcome, Outcome::Proven(_)) && entry.level < MAX_LEVEL {

@@ -332,7 +332,7 @@ async fn positions_without_a_table_are_searched() {
     match body["category"].as_str().unwrap() {
         "unknown" => assert!(body["no_result_within"].as_u64().unwrap() >= 5 && body["dtw"].is_null()),
         "win" | "loss" => assert!(body["dtw"].is_u64()),
-        other => panic!("a search never claims {other}"),
+        other => panic!("the start searched for 300 ms: {other}"),
     }
     // A closed game without a table (KKT here): proven, with the line to the royal capture.
     let (status, _, line) = get("/mainline?pos=k3/4/4/K3_b_T_1").await;

@@ -6,10 +6,11 @@ import { $, state } from './state.js';
 import { highlightMove } from './board.js';
 import { DTW_MEANING } from './verdict.js';
 
+// A search's unknown move may still win, so it comes before a proven draw, as in the API.
 const GROUPS = [
   ['win', 'Winning moves'],
-  ['draw', 'Drawing moves'],
   ['unknown', 'Moves without a proven result'],
+  ['draw', 'Drawing moves'],
   ['loss', 'Losing moves'],
 ];
 

@@ -327,9 +327,9 @@ impl<'a> ProofTree<'a> {
         Ok(positions.iter().map(|p| self.index[&p.key()]).collect())
     }
 
-    /// The node's outcome if it settles its value (a proven win or loss, or a table's draw).
+    /// The node's outcome if it settles its value (a proven win, loss or draw).
     fn settled(&self, id: usize) -> Option<Outcome> {
-        self.nodes[id].outcome.filter(|o| o.proven_win().is_some() || matches!(o, Outcome::Proven(Value::Draw)))
+        self.nodes[id].outcome.filter(|o| o.is_settled())
     }
 
     /// Proven nodes and expanded nodes of the graph.
@@ -525,7 +525,7 @@ impl<'a> ProofTree<'a> {
             let Some(child) = m.result else { continue };
             let child = self.index[&child.key()];
             let after = m.outcome.after_move();
-            if after.proven_win().is_some() {
+            if after.is_settled() {
                 facts.push((self.nodes[child].position.key(), after));
                 let node = &mut self.nodes[child];
                 node.outcome = Some(node.outcome.map_or(after, |o| o.merge(after)));
@@ -554,7 +554,7 @@ impl<'a> ProofTree<'a> {
                 let moves = children
                     .iter()
                     .map(|&c| self.nodes[c].outcome.unwrap_or(Outcome::Unknown { no_result_within: 0 }).for_mover());
-                let Some(derived) = Outcome::from_moves(moves).filter(|o| o.proven_win().is_some()) else {
+                let Some(derived) = Outcome::from_moves(moves).filter(|o| o.is_settled()) else {
                     continue;
                 };
                 let node = &mut self.nodes[id];
