@@ -33,10 +33,14 @@
 //! differential test against the tables checks every draw it claims. Otherwise nothing a
 //! disproof says is claimed: a wrong one could cost a proof, never make one.
 //!
-//! Such draws are rare where players are: within 1 s a position, none of the reach script's
-//! careful-play or self-play positions, and of the 23 random playouts left unknown, one after
-//! 75.6 M nodes. A search of a closed game as if untabled proves some of its table's draws
-//! (the differential test's 2,000 nodes a position: 55 of about 100,000 positions).
+//! Such draws are rare where players are, and take long searches: within 1 s a position, none
+//! of the reach script's 600. Searched again with up to 64 M nodes each, of the 32 self-play
+//! positions left unknown within 1 s one is proven drawn (`4/Rt1c/c2k/1KF1 b Tfr 1`, which the
+//! set holds twice, after 18.4 M nodes; 9 others won or lost); of the 23 random playouts, with
+//! up to 128 M nodes, one (`f1t1/1c1C/1R2/KR1k b Ft 1`, after 75.6 M). Background searches,
+//! whose budgets grow, reach such draws. A search of a closed game as if untabled proves some
+//! of its table's draws (the differential test's 2,000 nodes a position: 55 of about 100,000
+//! positions).
 //!
 //! **No shortcut loops.** The depth-bounded search answers its last questions ("win within 3",
 //! "loss within 4") by plain loops (`dfpn.rs`); this one did too, at each node's first visit,
