@@ -340,6 +340,15 @@ async fn positions_without_a_table_are_searched() {
     assert_eq!(line["source"], "search");
     assert_eq!(line["category"], "win");
     assert_eq!(line["mainline"].as_array().unwrap().len() as u64, line["dtw"].as_u64().unwrap());
+    // A draw the search proves (no KKRT table here), said as a table's draw is: no distance,
+    // no line, no winner.
+    let (status, _, drawn) = get("/probe?pos=4/t1k%2BR/4/1K2_b_-_1").await;
+    assert_eq!(status, StatusCode::OK, "{drawn}");
+    assert_eq!((drawn["source"].as_str(), drawn["category"].as_str()), (Some("search"), Some("draw")), "{drawn}");
+    assert!(drawn["dtw"].is_null() && drawn["no_result_within"].is_null());
+    let (_, _, line) = get("/mainline?pos=4/t1k%2BR/4/1K2_b_-_1").await;
+    assert_eq!(line["category"], "draw", "{line}");
+    assert!(line["mainline"].as_array().unwrap().is_empty() && line["winner"].is_null());
     // A batch shares one search budget and mixes table and search answers.
     let body = r#"{"positions": ["k3/4/4/K3 b C 1", "k3/4/4/K3 b T 1", "trfk/3c/C3/KFRT b - 1"]}"#;
     let (status, _, batch) = send(router(), post_json(body)).await;
