@@ -54,6 +54,8 @@ export function renderVerdict(result) {
     detail = result.category === 'unknown'
       ? `Proof search${stats}: neither side can force a Royal capture within ${plies(result.no_result_within)}; `
         + `beyond that, the full game ${result.material} is not solved.`
+      : result.category === 'draw'
+        ? `${proven}: every attempt of either player to force a Royal capture ends in its own defeat or in a repeated position.`
       : bounded ? `${proven}: the value is exact; the distance is only bounded (every shorter one was refuted, a forced Royal capture within the longer one was proven).`
       : `${proven}: exact, no shorter win exists.`;
   }

@@ -173,6 +173,22 @@ test('a value proven with distance bounds is shown as proven, with its range', a
   await page.context().close();
 });
 
+test('a draw proven by search is shown as a draw, with how it was proven', async () => {
+  // A closed game without a table here (KKFRT; the server holds the 2-piece set), whose
+  // search refutes both sides' wins by defeats and repetitions within a few thousand nodes.
+  const sfen = '4/K3/rT1F/k3 b - 1';
+  const answer = await probe(sfen);
+  assert.equal(answer.category, 'draw');
+  assert.equal(answer.source, 'search');
+  const page = await open(`/?pos=${encodeURIComponent(sfen)}`);
+  const seen = await shown(page, sfen);
+  assert.equal(seen.category, 'draw');
+  assert.match(seen.text, /Draw: neither player can force a Royal capture/);
+  assert.match(seen.text, /ends in its own defeat or in a repeated position/);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
 test('clicking a move plays it, and back restores the position', async () => {
   const page = await open(`/?pos=${underscored(KKC_WIN)}`);
   const before = await probe(KKC_WIN);
