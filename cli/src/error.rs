@@ -29,6 +29,9 @@ pub enum CliError {
     Usage(String),
     /// A distributed solve failed.
     Cluster(String),
+    /// This process of a cluster found its own address taken before it could listen on it:
+    /// nothing started, and a launcher may start the cluster again on other ports.
+    AddressInUse(String),
     /// A certificate was refused by its checker, or none could be written.
     Certificate(String),
 }
@@ -46,7 +49,9 @@ impl fmt::Display for CliError {
             CliError::Store(e) => write!(f, "{e}"),
             CliError::AuditFailed(n) => write!(f, "{n} table(s) failed the audit"),
             CliError::Usage(message) => write!(f, "{message}"),
-            CliError::Cluster(message) | CliError::Certificate(message) => write!(f, "{message}"),
+            CliError::Cluster(message) | CliError::AddressInUse(message) | CliError::Certificate(message) => {
+                write!(f, "{message}")
+            }
         }
     }
 }
@@ -60,7 +65,11 @@ impl std::error::Error for CliError {
             CliError::Solve(e) => Some(e),
             CliError::Probe(e) => Some(e),
             CliError::Store(e) => Some(e),
-            CliError::AuditFailed(_) | CliError::Usage(_) | CliError::Cluster(_) | CliError::Certificate(_) => None,
+            CliError::AuditFailed(_)
+            | CliError::Usage(_)
+            | CliError::Cluster(_)
+            | CliError::AddressInUse(_)
+            | CliError::Certificate(_) => None,
         }
     }
 }
@@ -77,8 +86,24 @@ impl CliError {
             CliError::Table(_) | CliError::Solve(_) => Problem::new(ProblemType::TableUnusable, self.to_string()),
             CliError::Store(_) => Problem::new(ProblemType::ProofStore, self.to_string()),
             CliError::AuditFailed(_) => Problem::new(ProblemType::AuditFailed, self.to_string()),
-            CliError::Cluster(_) => Problem::new(ProblemType::ClusterFailed, self.to_string()),
+            CliError::Cluster(_) | CliError::AddressInUse(_) => {
+                Problem::new(ProblemType::ClusterFailed, self.to_string())
+            }
             CliError::Certificate(_) => Problem::new(ProblemType::CertificateRejected, self.to_string()),
+        }
+    }
+}
+
+/// The exit code of a cluster process whose address was taken (`EX_TEMPFAIL`: try again);
+/// every other failure exits with 1.
+pub const ADDRESS_IN_USE_EXIT: u8 = 75;
+
+impl CliError {
+    /// The process's exit code for this error.
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        match self {
+            CliError::AddressInUse(_) => std::process::ExitCode::from(ADDRESS_IN_USE_EXIT),
+            _ => std::process::ExitCode::FAILURE,
         }
     }
 }

@@ -293,13 +293,12 @@ fn main() -> ExitCode {
     let json = cli.json;
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(error) if json => {
-            eprintln!("{}", serde_json::to_string(&error.problem()).expect("serializable"));
-            ExitCode::FAILURE
-        }
         Err(error) => {
-            eprintln!("shogi4: {error}");
-            ExitCode::FAILURE
+            match json {
+                true => eprintln!("{}", serde_json::to_string(&error.problem()).expect("serializable")),
+                false => eprintln!("shogi4: {error}"),
+            }
+            error.exit_code()
         }
     }
 }

@@ -55,15 +55,7 @@ fn every_game_up_to_three_pieces_on_three_cluster_shapes() {
 
 /// Waits until a line of `child`'s standard error satisfies `seen`; returns the lines read.
 fn wait_for_line(child: &mut Child, seen: impl Fn(&str) -> bool) -> Vec<String> {
-    let stderr = child.stderr.take().unwrap();
-    let (sender, receiver) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if sender.send(line).is_err() {
-                break;
-            }
-        }
-    });
+    let receiver = lines_of(child);
     let mut lines = Vec::new();
     while let Ok(line) = receiver.recv_timeout(Duration::from_secs(120)) {
         let done = seen(&line);
@@ -134,29 +126,82 @@ fn a_cluster_killed_mid_run_resumes_to_the_same_bytes_sooner() {
     assert!(stderr.contains("--cluster (or --hostfile) and --workers"), "{stderr}");
 }
 
+/// The exit code of a cluster process whose port was taken (the binary's `ADDRESS_IN_USE_EXIT`).
+const ADDRESS_IN_USE: i32 = 75;
+
+/// Starts a three-process cluster from a host file of free ports on loopback and waits until
+/// process 0 reports level 2. The ports are free when picked but released before the
+/// processes bind them, so another program (another test's cluster) may take one in between:
+/// then that process exits with [`ADDRESS_IN_USE`] and the cluster is started again.
+fn start_three(dir: &Path, material: &str) -> Vec<Child> {
+    for _ in 0..5 {
+        let listeners: Vec<_> = (0..3).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+        let hosts: Vec<String> = listeners.iter().map(|l| l.local_addr().unwrap().to_string()).collect();
+        drop(listeners);
+        let hostfile = dir.join("hosts");
+        std::fs::write(&hostfile, format!("# a test cluster\n{}\n", hosts.join("\n"))).unwrap();
+        let mut processes: Vec<Child> = (0..3)
+            .map(|process| {
+                shogi4()
+                    .args(["solve", material, "--out", dir.to_str().unwrap(), "--hostfile"])
+                    .arg(&hostfile)
+                    .args(["--process", &process.to_string()])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let lines = lines_of(&mut processes[0]);
+        let started = Instant::now();
+        let mut seen = Vec::new();
+        let port_taken = loop {
+            assert!(started.elapsed() < Duration::from_secs(120), "no level 2; stderr was:\n{}", seen.join("\n"));
+            if let Ok(line) = lines.recv_timeout(Duration::from_millis(50)) {
+                if line.contains("level   2") {
+                    break false;
+                }
+                seen.push(line);
+            }
+            let exited: Vec<_> = processes.iter_mut().filter_map(|p| p.try_wait().unwrap()).collect();
+            if exited.iter().any(|status| status.code() == Some(ADDRESS_IN_USE)) {
+                break true;
+            }
+            assert!(
+                exited.is_empty(),
+                "a process failed at the start: {exited:?}; stderr of process 0:\n{}",
+                seen.join("\n")
+            );
+        };
+        if !port_taken {
+            return processes;
+        }
+        for mut process in processes {
+            let _ = process.kill();
+            let _ = process.wait();
+        }
+    }
+    panic!("the ports were taken five times in a row");
+}
+
+/// The lines of `child`'s standard error, read on a thread of their own.
+fn lines_of(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
+    let stderr = child.stderr.take().unwrap();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if sender.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    receiver
+}
+
 #[test]
 fn a_killed_process_stops_the_others_within_seconds() {
     let dir = tempfile::tempdir().unwrap();
-    // Three free ports on loopback.
-    let listeners: Vec<_> = (0..3).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
-    let hosts: Vec<String> = listeners.iter().map(|l| l.local_addr().unwrap().to_string()).collect();
-    drop(listeners);
-    let hostfile = dir.path().join("hosts");
-    std::fs::write(&hostfile, format!("# a test cluster\n{}\n", hosts.join("\n"))).unwrap();
-    let mut processes: Vec<Child> = (0..3)
-        .map(|process| {
-            shogi4()
-                .args(["solve", "KKCFR", "--out", dir.path().to_str().unwrap(), "--hostfile"])
-                .arg(&hostfile)
-                .args(["--process", &process.to_string()])
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap()
-        })
-        .collect();
-    // Process 0 reports levels once the cluster runs.
-    wait_for_line(&mut processes[0], |line| line.contains("level   2"));
+    let mut processes = start_three(dir.path(), "KKCFR");
     processes[1].kill().unwrap();
     processes[1].wait().unwrap();
     let killed = Instant::now();
@@ -174,6 +219,24 @@ fn a_killed_process_stops_the_others_within_seconds() {
     std::io::Read::read_to_string(&mut processes[2].stderr.take().unwrap(), &mut message).unwrap();
     assert!(message.contains("lost the connection to another process"), "{message}");
     assert!(!dir.path().join("KKCFR.s4tb").exists());
+}
+
+#[test]
+fn a_process_whose_address_is_taken_says_so_and_exits_with_its_own_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let hostfile = dir.path().join("hosts");
+    std::fs::write(&hostfile, format!("{}\n{free}\n", taken.local_addr().unwrap())).unwrap();
+    let output = shogi4()
+        .args(["solve", "KKC", "--out", dir.path().to_str().unwrap(), "--hostfile"])
+        .arg(&hostfile)
+        .args(["--process", "0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(ADDRESS_IN_USE), "{stderr}");
+    assert!(stderr.contains(&format!("address {} is already in use", taken.local_addr().unwrap())), "{stderr}");
 }
 
 #[test]

@@ -189,6 +189,9 @@ pub enum ClusterError {
     },
     /// The table could not be written.
     Table(TableError),
+    /// This process's own `host:port` was taken by another program: nothing has started, and
+    /// the cluster can be started again on other ports.
+    AddressInUse(String),
     /// Timely could not start the cluster, or a worker stopped.
     Dataflow(String),
 }
@@ -200,6 +203,9 @@ impl fmt::Display for ClusterError {
             ClusterError::Checkpoint(why) => write!(f, "checkpoint refused: {why}"),
             ClusterError::Peer { worker, reason } => write!(f, "worker {worker} failed: {reason}"),
             ClusterError::Table(e) => write!(f, "{e}"),
+            ClusterError::AddressInUse(address) => {
+                write!(f, "cluster: this process's address {address} is already in use by another program")
+            }
             ClusterError::Dataflow(why) => write!(f, "cluster: {why}"),
         }
     }

@@ -171,6 +171,9 @@ impl Network {
 
 /// Runs `job` on this process's workers.
 pub(crate) fn run(job: Job, topology: Topology) -> Result<Option<Finished>, ClusterError> {
+    if let Topology::Member { process, addresses, .. } = &topology {
+        check_free(&addresses[*process])?;
+    }
     let communication = match &topology {
         Topology::Threads(workers) => timely::CommunicationConfig::Process((*workers).max(1)),
         Topology::Member { workers, process, addresses } => timely::CommunicationConfig::Cluster {
@@ -203,6 +206,18 @@ pub(crate) fn run(job: Job, topology: Topology) -> Result<Option<Finished>, Clus
     match failure {
         Some(e) => Err(e),
         None => Ok(outcome),
+    }
+}
+
+/// Fails with [`ClusterError::AddressInUse`] if `address` cannot be listened on because another
+/// program holds it. Timely binds the address itself and reports a failure only as text; a
+/// launcher that picked free ports a moment before needs to tell this case from the others,
+/// since it is the one it can mend by starting again on new ports.
+fn check_free(address: &str) -> Result<(), ClusterError> {
+    match std::net::TcpListener::bind(address) {
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => Err(ClusterError::AddressInUse(address.to_string())),
+        // Any other failure is timely's to report, with its own words.
+        _ => Ok(()),
     }
 }
 

@@ -6,16 +6,16 @@
 use std::io::Write;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shogi4_api::cli::ClusterReport;
-use shogi4_distributed::{solve, Event, Finished, Job, Topology, UPDATE_BYTES};
+use shogi4_distributed::{solve, ClusterError, Event, Finished, Job, Topology, UPDATE_BYTES};
 use shogi4_engine::Material;
 
 use super::{grouped, outcomes_text};
-use crate::error::CliError;
+use crate::error::{CliError, ADDRESS_IN_USE_EXIT};
 
 /// Where this process's part of the cluster runs.
 pub enum Role {
@@ -156,6 +156,9 @@ fn solve_here(material: Material, topology: Topology, options: &Options, out: &m
         }
     });
     let outcome = solve(job, topology.clone()).map_err(|e| {
+        if let ClusterError::AddressInUse(_) = e {
+            return CliError::AddressInUse(e.to_string());
+        }
         // The library speaks of the cluster's shape; here that is two flags. A refusal may
         // reach this process as its own error or as a peer's reason, which is text.
         let message = e.to_string();
@@ -215,15 +218,57 @@ fn report(
     writeln!(out, "  written     {}", outcome.path.display())
 }
 
+/// How many times a local cluster is started on fresh ports when one of its processes finds its
+/// port taken.
+const LAUNCH_ATTEMPTS: usize = 5;
+
 /// Starts `processes` copies of this program as one cluster on loopback, and waits for them.
 fn launch(material: Material, processes: usize, options: &Options) -> Result<(), CliError> {
+    std::fs::create_dir_all(&options.out).map_err(io_error)?;
+    let mut attempt = 1;
+    loop {
+        match launch_once(material, processes, options)? {
+            Ended::Done => return Ok(()),
+            // The ports are free when picked but released before the processes bind them, and
+            // another program may take one in between; nothing has started then.
+            Ended::AddressInUse if attempt < LAUNCH_ATTEMPTS => {
+                attempt += 1;
+                eprintln!("shogi4: a port of the cluster was taken meanwhile; starting it again on new ports");
+            }
+            Ended::AddressInUse => {
+                return Err(CliError::Cluster(format!(
+                    "the cluster's ports were taken by other programs {LAUNCH_ATTEMPTS} times in a row"
+                )))
+            }
+            Ended::Failed { process, status } => {
+                return Err(CliError::Cluster(format!(
+                    "process {process} of the cluster failed ({status}); the others were stopped. Run again with \
+                     --resume to continue from the last checkpoint"
+                )))
+            }
+        }
+    }
+}
+
+/// How a launched cluster ended.
+enum Ended {
+    Done,
+    /// A process found its port taken at the start.
+    AddressInUse,
+    Failed {
+        process: usize,
+        status: ExitStatus,
+    },
+}
+
+/// One start of the cluster on ports free a moment before.
+fn launch_once(material: Material, processes: usize, options: &Options) -> Result<Ended, CliError> {
     // Free ports, found by binding to port 0; released just before the processes bind them.
     let listeners: Vec<TcpListener> =
         (0..processes).map(|_| TcpListener::bind("127.0.0.1:0")).collect::<Result<_, _>>().map_err(io_error)?;
     let addresses: Vec<String> =
         listeners.iter().map(|l| l.local_addr().map(|a| a.to_string())).collect::<Result<_, _>>().map_err(io_error)?;
     drop(listeners);
-    std::fs::create_dir_all(&options.out).map_err(io_error)?;
     // Outside the output directory: a launcher killed by a signal leaves it behind.
     let hostfile = std::env::temp_dir().join(format!("shogi4-{material}-hosts-{}", std::process::id()));
     std::fs::write(&hostfile, addresses.join("\n") + "\n").map_err(io_error)?;
@@ -250,15 +295,16 @@ fn launch(material: Material, processes: usize, options: &Options) -> Result<(),
         die_with_parent(&mut command);
         children.push(command.spawn().map_err(io_error)?);
     }
-    let result = wait_all(&mut children);
+    let ended = wait_all(&mut children);
     let _ = std::fs::remove_file(&hostfile);
-    result
+    Ok(ended)
 }
 
 /// Waits for every process; when one fails, gives the others a few seconds to stop on their
-/// own (they notice the lost connection), then kills them.
-fn wait_all(children: &mut [Child]) -> Result<(), CliError> {
-    let mut failed: Option<(usize, std::process::ExitStatus)> = None;
+/// own (they notice the lost connection), then kills them. A process whose port was taken
+/// stops the others at once: they would wait for it for ever.
+fn wait_all(children: &mut [Child]) -> Ended {
+    let mut failed: Option<(usize, ExitStatus)> = None;
     let mut failed_at = None;
     let mut running: Vec<usize> = (0..children.len()).collect();
     while !running.is_empty() {
@@ -273,7 +319,8 @@ fn wait_all(children: &mut [Child]) -> Result<(), CliError> {
             Ok(None) => true,
             Err(_) => false,
         });
-        if failed_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10)) {
+        let port_taken = failed.is_some_and(|(_, status)| port_taken(status));
+        if port_taken || failed_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10)) {
             for &i in &running {
                 let _ = children[i].kill();
                 let _ = children[i].wait();
@@ -283,12 +330,14 @@ fn wait_all(children: &mut [Child]) -> Result<(), CliError> {
         std::thread::sleep(Duration::from_millis(50));
     }
     match failed {
-        Some((process, status)) => Err(CliError::Cluster(format!(
-            "process {process} of the cluster failed ({status}); the others were stopped. Run again with --resume to \
-             continue from the last checkpoint"
-        ))),
-        None => Ok(()),
+        Some((_, status)) if port_taken(status) => Ended::AddressInUse,
+        Some((process, status)) => Ended::Failed { process, status },
+        None => Ended::Done,
     }
+}
+
+fn port_taken(status: ExitStatus) -> bool {
+    status.code() == Some(i32::from(ADDRESS_IN_USE_EXIT))
 }
 
 /// The kernel kills the child when this process dies, even by `kill -9`: a cluster never
@@ -309,4 +358,32 @@ fn die_with_parent(command: &mut Command) {
 
 fn io_error(e: std::io::Error) -> CliError {
     CliError::Cluster(format!("starting the cluster: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shell(script: &str) -> Child {
+        Command::new("sh").args(["-c", script]).spawn().unwrap()
+    }
+
+    #[test]
+    fn a_taken_port_stops_the_others_at_once_and_asks_for_a_new_start() {
+        let started = Instant::now();
+        let mut children = [shell("sleep 60"), shell(&format!("exit {ADDRESS_IN_USE_EXIT}")), shell("sleep 60")];
+        assert!(matches!(wait_all(&mut children), Ended::AddressInUse));
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        for child in &mut children {
+            assert!(child.try_wait().unwrap().is_some(), "every process has ended");
+        }
+    }
+
+    #[test]
+    fn another_failure_names_the_process_and_success_is_success() {
+        let mut children = [shell("exit 0"), shell("exit 3")];
+        assert!(matches!(wait_all(&mut children), Ended::Failed { process: 1, .. }));
+        let mut children = [shell("exit 0"), shell("sleep 0.2")];
+        assert!(matches!(wait_all(&mut children), Ended::Done));
+    }
 }
