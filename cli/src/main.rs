@@ -175,9 +175,13 @@ enum Command {
         /// The proof store (created if missing).
         #[arg(long, default_value = "tables/proofs.redb")]
         store: PathBuf,
-        /// Time budget per position in milliseconds.
+        /// Time budget per position in milliseconds (0: none).
         #[arg(long, default_value_t = 1000)]
         ms: u64,
+        /// Node budget per position: with `--ms 0` and one thread, a run that makes the same
+        /// choices on every machine.
+        #[arg(long, default_value_t = u64::MAX)]
+        nodes: u64,
         /// Transposition table size in MiB (1 to 65536).
         #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
         table_mb: usize,
@@ -253,7 +257,8 @@ struct Query {
     #[arg(long, default_value = "tables")]
     tables: PathBuf,
     /// A proof store (the server's `tables/proofs.redb`, or one of `shogi4 prove`) to build a
-    /// search on and to record its results into, as the server does; none if absent.
+    /// search on and to record its results into, as the server does; none if absent or
+    /// `none`.
     #[arg(long)]
     store: Option<PathBuf>,
     #[command(flatten)]
@@ -363,10 +368,13 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
             commands::probe::search(&pos, &budget, json)
         }
-        Command::Prove { from, positions, minutes, store, ms, table_mb, max_memory, max_store, threads } => {
+        Command::Prove { from, positions, minutes, store, ms, nodes, table_mb, max_memory, max_store, threads } => {
+            if ms == 0 && nodes == u64::MAX {
+                return Err(CliError::Usage("--ms 0 needs --nodes: each position's search needs a budget".into()));
+            }
             let limits = shogi4_search::Limits {
                 time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
-                ..shogi4_search::Limits::nodes(u64::MAX)
+                ..shogi4_search::Limits::nodes(nodes)
             };
             let time = minutes.map(|m| std::time::Duration::from_secs(m.saturating_mul(60)));
             let stop = commands::prove::Stop { positions, time, memory_bytes: max_memory, store_bytes: max_store };

@@ -185,6 +185,14 @@ fn probe_with_a_store_records_and_then_answers_from_it() {
     let plain: serde_json::Value = serde_json::from_str(stdout(&shogi4(&args)).trim()).unwrap();
     assert_eq!((plain["source"].as_str(), plain["dtw"].as_u64()), (Some("search"), Some(9)), "{plain}");
     assert!(!store.exists());
+    // `none` is no store, as the server's `--proof-store none`: no file of that name appears.
+    let none = Command::new(env!("CARGO_BIN_EXE_shogi4"))
+        .args([&args[..], &["--store", "none"]].concat())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    assert!(none.status.success(), "{}", String::from_utf8_lossy(&none.stderr));
+    assert!(!dir.path().join("none").exists(), "a store file named none was created");
     let with_store = [&args[..], &["--store", store.to_str().unwrap()]].concat();
     let first: serde_json::Value = serde_json::from_str(stdout(&shogi4(&with_store)).trim()).unwrap();
     assert_eq!(first["source"], "search", "{first}");
@@ -210,6 +218,11 @@ fn prove_keeps_within_its_memory_and_store_limits() {
     let refused = shogi4(&args);
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("2 thread(s) does not fit"));
+    assert!(!store.exists(), "a refused run wrote its store");
+    // Without a time limit, each search needs a node budget.
+    let refused = shogi4(&["prove", "--ms", "0", "--store", store_arg]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--ms 0 needs --nodes"));
     assert!(!store.exists(), "a refused run wrote its store");
     let grown =
         shogi4(&["prove", "--positions", "20", "--ms", "20", "--table-mb", "4", "--store", store_arg, "--json"]);
