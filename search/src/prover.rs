@@ -102,6 +102,13 @@ struct Limit {
     deadline: Option<Instant>,
 }
 
+impl Limit {
+    /// Whether a search under this limit stops by itself: a node budget or a deadline.
+    fn has_an_end(&self) -> bool {
+        self.max_nodes != u64::MAX || self.deadline.is_some()
+    }
+}
+
 /// A budget as amounts left.
 #[derive(Clone, Copy, Debug)]
 struct Budget {
@@ -390,10 +397,16 @@ impl<'t> Prover<'t> {
             for round in 0..plan.rounds {
                 let weight = f64::from(1u32 << round);
                 match *horizon {
-                    // Both questions under one root, with the weight of two; not when deepening
-                    // has covered every distance asked about (its proof could not be used, and it
-                    // may have no end but the budget).
-                    Horizon::Unbounded if established < max_depth => questions.push((Ask::Either, 2.0 * weight)),
+                    // Both questions under one root, with the weight of two. Asked even when
+                    // deepening has covered every distance asked about, if the budget has an end:
+                    // a proof could not be used then (its bound lies past `max_depth`), but a draw
+                    // can, and such a position is where draws are. Skipping them made a larger
+                    // budget answer less: a position drawn within 300 ms was unknown within 1 s,
+                    // its deepening having reached the deepest distance first. Without a budget
+                    // the question is not asked then, since it may have no end.
+                    Horizon::Unbounded if established < max_depth || whole.has_an_end() => {
+                        questions.push((Ask::Either, 2.0 * weight))
+                    }
                     Horizon::Unbounded => {}
                     Horizon::Within(bound) => {
                         let Some(bound) = bound.checked_sub(shift) else { continue };

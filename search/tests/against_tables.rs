@@ -464,3 +464,20 @@ fn certificates_of_closed_game_positions_verify_and_agree_with_the_table() {
     }
     assert!(certified > 100 && losses > 10 && deep > 20 && corrupted > 20, "{certified} {losses} {deep} {corrupted}");
 }
+
+/// A larger budget never answers less: a draw proven within a small budget is proven within a
+/// large one too, also where deepening covers every distance before the value questions are
+/// asked (they were once skipped there, so that 1 s of search answered "unknown" where 300 ms
+/// had proven the draw).
+#[test]
+fn a_larger_budget_keeps_the_draw_a_smaller_one_proves() {
+    let position = Position::parse("4/t1k+R/4/1K2 b - 1").unwrap();
+    let table = Table::new(solve("KKRT".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
+    assert_eq!(table.value_of(&position).unwrap(), Value::Draw);
+    let mut search = Search::new(4 << 20);
+    for nodes in [300_000, 4_000_000, 100_000_000] {
+        search.clear();
+        let outcome = search.prove(&position, &Limits::nodes(nodes)).outcome;
+        assert_eq!(outcome, Outcome::Proven(Value::Draw), "within {nodes} nodes");
+    }
+}
