@@ -10,8 +10,14 @@
 //!
 //! Prints, per set and budget, the share proven exactly, the share proven as a value (a win
 //! or loss, exact or with distance bounds, or a draw), the median width of the bounds, and
-//! nodes per second. The sets
-//! are generated once and kept under `target/reach-sets/` (their generation takes a while).
+//! nodes per second.
+//!
+//! The sets of 200 positions that the README's figures come from are committed under
+//! `search/examples/reach-sets/` and read from there, so that every build and machine measures
+//! the same positions. Any other size is generated once and kept under `target/reach-sets/`.
+//! A generated careful-play or self-play set depends on the build that generates it (the
+//! judge is our own search): the sets cached by earlier builds, which the figures before
+//! 2026-12-05 were measured on, were not what today's source generates.
 //!
 //! `cargo run --release -p shogi4-search --example reach -- [POSITIONS] [BUDGET,BUDGET,...] [TABLE_MB] [SETS] [PLAN]`
 //!
@@ -178,13 +184,18 @@ fn median(sorted: &[u32]) -> String {
     sorted.get(sorted.len() / 2).map_or("-".to_string(), |m| m.to_string())
 }
 
-/// A set from its cache file, or generated (and cached) when the file is missing or short.
+/// A set from its committed file or its cache file, or generated (and cached) when neither
+/// holds it whole.
 fn load_or_generate(set: &str, count: usize) -> Vec<Position> {
-    let path = cache_dir().join(format!("{set}-{count}.sfen"));
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        let positions: Vec<Position> = text.lines().filter_map(|l| Position::parse(l).ok()).collect();
-        if positions.len() == count {
-            return positions;
+    let name = format!("{set}-{count}.sfen");
+    let committed = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/reach-sets").join(&name);
+    let path = cache_dir().join(&name);
+    for file in [&committed, &path] {
+        if let Ok(text) = std::fs::read_to_string(file) {
+            let positions: Vec<Position> = text.lines().filter_map(|l| Position::parse(l).ok()).collect();
+            if positions.len() == count {
+                return positions;
+            }
         }
     }
     let started = Instant::now();
