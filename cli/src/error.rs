@@ -74,7 +74,19 @@ impl std::error::Error for CliError {
     }
 }
 
+/// The exit code of a cluster process whose address was taken (`EX_TEMPFAIL`: try again);
+/// every other failure exits with 1.
+pub const ADDRESS_IN_USE_EXIT: u8 = 75;
+
 impl CliError {
+    /// The process's exit code for this error.
+    pub fn exit_code(&self) -> std::process::ExitCode {
+        match self {
+            CliError::AddressInUse(_) => std::process::ExitCode::from(ADDRESS_IN_USE_EXIT),
+            _ => std::process::ExitCode::FAILURE,
+        }
+    }
+
     /// The problem document for `--json` output: for positions and probes exactly the one the
     /// API sends (a damaged table's cause included, since here it is the operator who reads it).
     pub fn problem(&self) -> Problem {
@@ -90,20 +102,6 @@ impl CliError {
                 Problem::new(ProblemType::ClusterFailed, self.to_string())
             }
             CliError::Certificate(_) => Problem::new(ProblemType::CertificateRejected, self.to_string()),
-        }
-    }
-}
-
-/// The exit code of a cluster process whose address was taken (`EX_TEMPFAIL`: try again);
-/// every other failure exits with 1.
-pub const ADDRESS_IN_USE_EXIT: u8 = 75;
-
-impl CliError {
-    /// The process's exit code for this error.
-    pub fn exit_code(&self) -> std::process::ExitCode {
-        match self {
-            CliError::AddressInUse(_) => std::process::ExitCode::from(ADDRESS_IN_USE_EXIT),
-            _ => std::process::ExitCode::FAILURE,
         }
     }
 }
