@@ -157,6 +157,24 @@ enum Db {
 const FIRST_BACKOFF: std::time::Duration = std::time::Duration::from_millis(500);
 const LONGEST_BACKOFF: std::time::Duration = std::time::Duration::from_secs(60);
 
+/// The word that, given where a store's path is asked for (the server's `--proof-store`, the
+/// CLI's `--store`), means no store at all rather than a file of that name.
+pub const NO_STORE: &str = "none";
+
+/// The store a path option names: `path` itself, or nothing for the word [`NO_STORE`].
+///
+/// ```
+/// use std::path::Path;
+/// use shogi4_proofs::named_store;
+///
+/// assert_eq!(named_store(Path::new("none")), None);
+/// assert_eq!(named_store(Path::new("tables/proofs.redb")), Some(Path::new("tables/proofs.redb")));
+/// assert_eq!(named_store(Path::new("./none")), Some(Path::new("./none")), "a file so named");
+/// ```
+pub fn named_store(path: &Path) -> Option<&Path> {
+    (path.as_os_str() != NO_STORE).then_some(path)
+}
+
 /// A store of established outcomes, by position key.
 pub struct ProofStore {
     db: std::sync::RwLock<Db>,

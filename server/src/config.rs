@@ -1,7 +1,7 @@
 //! Server configuration from flags and environment variables.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use axum::http::HeaderValue;
@@ -219,8 +219,7 @@ impl Config {
     /// Where the proof store lives, if anywhere.
     pub fn proof_store_path(&self) -> Option<PathBuf> {
         match &self.proof_store {
-            Some(path) if path.as_os_str() == "none" => None,
-            Some(path) => Some(path.clone()),
+            Some(path) => shogi4_proofs::named_store(path).map(Path::to_path_buf),
             None => Some(self.tables.join("proofs.redb")),
         }
     }

@@ -150,11 +150,11 @@ fn open(dir: &Path) -> Result<Tablebase, CliError> {
     Ok(tablebase)
 }
 
-/// The named proof store, if any: none without a path, or for the word `none` (as the
-/// server's `--proof-store none`, not a file of that name). A damaged one is repaired as the
+/// The named proof store, if any: none without a path, or for the word `none`
+/// ([`shogi4_proofs::named_store`], as for the server). A damaged one is repaired as the
 /// server would (and said so on stderr).
 fn open_store(path: Option<&Path>) -> Result<Option<ProofStore>, CliError> {
-    let Some(path) = path.filter(|p| p.as_os_str() != "none") else { return Ok(None) };
+    let Some(path) = path.and_then(shogi4_proofs::named_store) else { return Ok(None) };
     let (store, opened) = ProofStore::open(path)?;
     if let Opened::Rebuilt { aside, salvaged } = opened {
         eprintln!(
