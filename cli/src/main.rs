@@ -298,6 +298,7 @@ fn main() -> ExitCode {
     let json = cli.json;
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(error) if commands::cluster::left_to_launcher(&error) => error.exit_code(),
         Err(error) => {
             match json {
                 true => eprintln!("{}", serde_json::to_string(&error.problem()).expect("serializable")),

@@ -239,6 +239,19 @@ fn a_process_whose_address_is_taken_says_so_and_exits_with_its_own_code() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(ADDRESS_IN_USE), "{stderr}");
     assert!(stderr.contains(&format!("address {} is already in use", taken.local_addr().unwrap())), "{stderr}");
+
+    // Started by a local cluster's launcher, the process leaves the word to it: the launcher
+    // starts the cluster again, and a `--json` run that then succeeds says nothing of the race.
+    let launched = shogi4()
+        .args(["solve", "KKC", "--json", "--out", dir.path().to_str().unwrap(), "--hostfile"])
+        .arg(&hostfile)
+        .args(["--process", "0"])
+        .env("SHOGI4_CLUSTER_LAUNCHED", "1")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&launched.stderr);
+    assert_eq!(launched.status.code(), Some(ADDRESS_IN_USE), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
 }
 
 #[test]

@@ -222,6 +222,18 @@ fn report(
 /// port taken.
 const LAUNCH_ATTEMPTS: usize = 5;
 
+/// Set in the environment of the processes a local cluster starts: one that finds its port
+/// taken then exits with [`ADDRESS_IN_USE_EXIT`] without a word, since the launcher starts the
+/// cluster again and speaks for the cluster if it gives up (a `--json` run that succeeds on
+/// its second start leaves no problem document behind).
+const LAUNCHED: &str = "SHOGI4_CLUSTER_LAUNCHED";
+
+/// Whether `error` ends this process silently: a taken port in a process that a local cluster
+/// started (see [`LAUNCHED`]).
+pub fn left_to_launcher(error: &CliError) -> bool {
+    matches!(error, CliError::AddressInUse(_)) && std::env::var_os(LAUNCHED).is_some()
+}
+
 /// Starts `processes` copies of this program as one cluster on loopback, and waits for them.
 fn launch(material: Material, processes: usize, options: &Options) -> Result<(), CliError> {
     std::fs::create_dir_all(&options.out).map_err(io_error)?;
@@ -233,7 +245,10 @@ fn launch(material: Material, processes: usize, options: &Options) -> Result<(),
             // another program may take one in between; nothing has started then.
             Ended::AddressInUse if attempt < LAUNCH_ATTEMPTS => {
                 attempt += 1;
-                eprintln!("shogi4: a port of the cluster was taken meanwhile; starting it again on new ports");
+                // A `--json` run's standard error carries problem documents only.
+                if !options.json {
+                    eprintln!("shogi4: a port of the cluster was taken meanwhile; starting it again on new ports");
+                }
             }
             Ended::AddressInUse => {
                 return Err(CliError::Cluster(format!(
@@ -292,6 +307,7 @@ fn launch_once(material: Material, processes: usize, options: &Options) -> Resul
         if process > 0 {
             command.stdout(Stdio::null());
         }
+        command.env(LAUNCHED, "1");
         die_with_parent(&mut command);
         children.push(command.spawn().map_err(io_error)?);
     }
