@@ -59,6 +59,26 @@
 //! 3,301,064. So the target asks of a coder that decodes part of one small block per value
 //! what only a whole-file coder achieves here; `KKCFRT`, whose values repeat more, meets it.
 //!
+//! **How much of that is context from far away.** The same filled array (12,865,392 bytes)
+//! cut into independent blocks, each given to `xz -9e` (LZMA2, raw) on its own: 3,373,871
+//! bytes in 4 KiB blocks, 2,926,159 in 64 KiB blocks, 2,794,591 in 1 MiB blocks, against
+//! 2,484,656 whole. Even a megabyte of values decoded for every read leaves a generic coder 9%
+//! above the 2,573,078 bytes allowed; what it finds past a megabyte is what `KKCFR` lacks. Past
+//! a megabyte lie other royal pairs (107,150 slots each in the most common class): the values
+//! of one pair predict another's at the same offset (matching 20–50% of the slots that the
+//! rules do not decide, for the best other pair of the same size; the byte before and that
+//! pair's byte together leave 2.30 MB of entropy over those slots, against 3.17 MB for the
+//! byte before alone). But the grammar already shares its pairs across the whole file, and
+//! what is left of that does not pay once a read has to decode the other pair too. Tried
+//! (2026-12-05), each slot that matches its reference pair's byte, or that the rules decide,
+//! replaced by one "same" symbol before the grammar is built: 42 base pairs (a pair refers to
+//! the best base of its size when more than 30% of its slots match, else becomes a base; two
+//! decodes a read at most) gave 3,149,168 bytes against 3,200,696 (−1.6%); with 19 or 61 bases
+//! (thresholds 15% and 45%) 3,302,656 and 3,173,928; references to any pair placed before
+//! (chains up to 5 pairs deep, 1.73 on average, as many decodes a read) 3,117,864 (−2.6%).
+//! Nor does an order that puts the pairs side by side help: the pairs of one size interleaved
+//! in chunks of 16, 256 or 4,096 slots gave 3,559,568, 3,228,376 and 3,319,216 bytes.
+//!
 //! **Not the codes but the model.** The grammar leaves `KKCFR` 2,646,763 symbols. Under the
 //! 16 classes kept, their Huffman codes take 2,810,655 bytes where the contexts' entropy is
 //! 2,800,864: an arithmetic or ANS coder (the issue names `constriction`) would save 0.35%.
