@@ -26,8 +26,10 @@ pub enum PositionError {
     TwoRoyals(Color, Square, Square),
     /// A royal is marked promoted; the royal never promotes.
     PromotedRoyal(Square),
-    /// More than two pieces of one kind in the game (board and hands together).
-    TooManyPieces(Kind, u32),
+    /// More than two pieces of one kind in the game (board and hands together): the kind, the
+    /// count, and whether the count is only a lower bound (a hand's count in the notation ran
+    /// past what a parsed hand records, see `sfen::HELD_CAP`).
+    TooManyPieces(Kind, u32, bool),
     /// An unpromoted piece stands on its owner's far rank, where it would have promoted.
     UnpromotedOnFarRank(Square),
 }
@@ -44,9 +46,10 @@ impl fmt::Display for PositionError {
                 write!(f, "{} has two royals, on {a} and {b}; each player has exactly one", player(c))
             }
             PositionError::PromotedRoyal(s) => write!(f, "the royal on {s} is promoted; the royal never promotes"),
-            PositionError::TooManyPieces(k, n) => write!(
+            PositionError::TooManyPieces(k, n, at_least) => write!(
                 f,
-                "{n} pieces of kind {} in the game (board and hands); a closed game has at most 2 of each kind",
+                "{}{n} pieces of kind {} in the game (board and hands); a closed game has at most 2 of each kind",
+                if *at_least { "at least " } else { "" },
                 k.letter()
             ),
             PositionError::UnpromotedOnFarRank(s) => {
@@ -445,7 +448,8 @@ impl TryFrom<Setup> for Position {
             }
         }
         if let Some((i, &n)) = counts.iter().enumerate().find(|(_, &n)| n > 2) {
-            return Err(PositionError::TooManyPieces(Kind::HAND_KINDS[i], n));
+            let capped = Color::BOTH.into_iter().any(|color| setup.hands[color].0[i] >= crate::sfen::HELD_CAP);
+            return Err(PositionError::TooManyPieces(Kind::HAND_KINDS[i], n, capped));
         }
         let royal = |c| royals[c].ok_or(PositionError::MissingRoyal(c));
         Ok(Position::assemble(

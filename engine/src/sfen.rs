@@ -8,6 +8,10 @@ use std::fmt;
 
 use crate::{ByColor, Color, Hand, Kind, Move, Piece, Position, PositionError, Setup, Square};
 
+/// The most pieces of one kind a parsed hand records: longer runs of one letter (`CCCCCCCCCCCC`)
+/// stop counting there, so that no input overflows the count.
+pub(crate) const HELD_CAP: u8 = 9;
+
 /// What is wrong at the offset of a [`ParseSfenError`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SfenErrorKind {
@@ -291,8 +295,9 @@ fn parse_hand(text: &str, offset: usize) -> Result<ByColor<Hand>, ParseSfenError
                 let color = if c.is_ascii_uppercase() { Color::First } else { Color::Second };
                 let n = count.take().map_or(1, |(_, n)| n);
                 let held = &mut hands[color].0[index];
-                // Saturate: any count above 2 is reported as too many pieces by validation.
-                *held = held.saturating_add(n).min(9);
+                // Saturate: any count above 2 is reported as too many pieces by validation,
+                // which says "at least" for a count that reached the cap.
+                *held = held.saturating_add(n).min(HELD_CAP);
             }
             '0'..='9' => return Err(error(here, SfenErrorKind::BadHandCount)),
             other => return Err(error(here, SfenErrorKind::UnexpectedCharacter(other))),
