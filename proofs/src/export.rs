@@ -111,8 +111,13 @@ impl ProofStore {
 pub fn read_export(path: &Path) -> Result<Vec<(u128, Outcome)>, StoreError> {
     let bytes = std::fs::read(path).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
     let refuse = |why: &str| StoreError::Export(path.to_path_buf(), why.to_string());
-    if bytes.len() < 24 || &bytes[..8] != MAGIC {
+    // The magic first, as far as the file goes: a short file of something else is not an
+    // export, where an export cut short is truncated.
+    if !MAGIC.starts_with(&bytes[..bytes.len().min(MAGIC.len())]) {
         return Err(refuse("not a proof export (no S4PROOF1 header)"));
+    }
+    if bytes.len() < 24 {
+        return Err(refuse("truncated: shorter than the 24 bytes of an empty export"));
     }
     let count = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
     let expected = count.checked_mul(RECORD as u64).and_then(|n| n.checked_add(24));

@@ -163,6 +163,13 @@ fn an_export_carries_the_proofs_to_another_store_and_damage_is_refused() {
     }
     std::fs::write(&damaged, &bytes[..bytes.len() - 24]).unwrap();
     assert!(second.import(&damaged).is_err(), "a truncated file was accepted");
+    // Each refusal says which: a file cut inside its header is truncated, a short other file
+    // is no export.
+    for (content, says) in [(&bytes[..12], "truncated"), (&b"garbage\n"[..], "not a proof export")] {
+        std::fs::write(&damaged, content).unwrap();
+        let error = second.import(&damaged).unwrap_err().to_string();
+        assert!(error.contains(says), "{error}");
+    }
 }
 
 #[test]

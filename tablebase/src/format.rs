@@ -556,11 +556,14 @@ impl Header {
     /// Reads and checks the header of `bytes` (the whole file), without the checksum.
     pub fn parse(bytes: &[u8]) -> Result<Header, FormatError> {
         let found = bytes.len() as u64;
+        // The magic first, as far as the file goes: a short file of something else is not a
+        // table, where a table cut short is truncated.
+        let magic = &bytes[..bytes.len().min(layout::MAGIC.end)];
+        if !MAGIC.starts_with(magic) {
+            return Err(FormatError::BadMagic);
+        }
         if bytes.len() < FIXED_HEADER {
             return Err(FormatError::Truncated { expected: FIXED_HEADER as u64, found });
-        }
-        if bytes[layout::MAGIC] != MAGIC {
-            return Err(FormatError::BadMagic);
         }
         let u32_at = |at: std::ops::Range<usize>| u32::from_le_bytes(bytes[at].try_into().expect("4 bytes"));
         let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));

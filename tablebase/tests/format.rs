@@ -89,6 +89,10 @@ fn damaged_files_are_refused_with_the_reason() {
     let mut bad = good.clone();
     bad[layout::MAGIC.start] = b'X';
     assert!(matches!(refused(bad), FormatError::BadMagic));
+    // Shorter than a header: something else is not a table; a table's first bytes are truncated.
+    assert!(matches!(refused(b"garbage\n".to_vec()), FormatError::BadMagic));
+    assert!(matches!(refused(good[..5].to_vec()), FormatError::Truncated { .. }));
+    assert!(matches!(refused(Vec::new()), FormatError::Truncated { .. }));
 
     let mut bad = good.clone();
     put_u32(&mut bad, layout::VERSION, 5);
