@@ -57,6 +57,9 @@ pub enum StoreError {
     ReadOnly(PathBuf),
     /// The disk failed a write (full, failing): the store is reopened after a back-off.
     Lost(PathBuf),
+    /// The file begins as no database does (a text file, an export, a table): most likely a
+    /// wrong path, so it is left as it is rather than moved aside as a damaged store would be.
+    NotAStore(PathBuf),
 }
 
 /// The store as a search's memory (see [`ProofStore::recall`]); a read that fails counts as
@@ -86,6 +89,13 @@ impl fmt::Display for StoreError {
                 "proof store {}: the disk failed a write (full?); it is reopened after a back-off",
                 path.display()
             ),
+            StoreError::NotAStore(path) => write!(
+                f,
+                "{} is not a proof store (it does not begin as a redb database does) and was left as it \
+                 is: give the path of a store, or of a file to create (an export is loaded with \
+                 `shogi4 proofs import`)",
+                path.display()
+            ),
         }
     }
 }
@@ -98,7 +108,8 @@ impl std::error::Error for StoreError {
             | StoreError::Export(..)
             | StoreError::Locked(..)
             | StoreError::ReadOnly(_)
-            | StoreError::Lost(_) => None,
+            | StoreError::Lost(_)
+            | StoreError::NotAStore(_) => None,
         }
     }
 }
@@ -135,6 +146,32 @@ pub const CACHE_BYTES: usize = 64 << 20;
 
 fn create(path: &Path) -> Result<Database, redb::DatabaseError> {
     Database::builder().set_cache_size(CACHE_BYTES).create(path)
+}
+
+/// The first bytes of every redb database file (redb keeps the constant to itself; every
+/// test that reopens a store would fail if it changed).
+const REDB_MAGIC: [u8; 9] = [b'r', b'e', b'd', b'b', 0x1A, 0x0A, 0xA9, 0x0D, 0x0A];
+
+/// Refuses a file that begins as no database does: neither redb's magic (or the start of it,
+/// in a file cut short) nor zeros (a file whose creation stopped before its header was
+/// written). Such a file was never a store, so it is not treated as a damaged one, which is
+/// moved aside. A missing file is a new store.
+fn refuse_foreign(path: &Path) -> Result<(), StoreError> {
+    use std::io::Read;
+    let mut head = [0u8; REDB_MAGIC.len()];
+    let read = match std::fs::File::open(path) {
+        Ok(file) => file.take(head.len() as u64).read(&mut head),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        // A directory, a file that may not be read: redb's own error says which.
+        Err(_) => return Ok(()),
+    }
+    .map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
+    let head = &head[..read];
+    if REDB_MAGIC.starts_with(head) || head.iter().all(|&b| b == 0) {
+        Ok(())
+    } else {
+        Err(StoreError::NotAStore(path.to_path_buf()))
+    }
 }
 
 /// Damaged stores kept beside the live one at most; older ones are deleted.
@@ -218,8 +255,9 @@ impl ProofStore {
     /// the last few kept), and then the records that can still be read and pass their
     /// checksums are carried into the new store: damage is never trusted, and nothing
     /// readable is lost. A store held by another process is refused ([`StoreError::Locked`]),
-    /// never taken over; one that may not be written is opened read-only; other I/O errors are
-    /// refused and leave the file as it is.
+    /// never taken over; one that may not be written is opened read-only; a file that never
+    /// was a database ([`StoreError::NotAStore`]) and other I/O errors are refused and leave
+    /// the file as it is.
     pub fn open(path: &Path) -> Result<(ProofStore, Opened), StoreError> {
         let (store, opened) = ProofStore::open_unchecked(path)?;
         if opened != Opened::Fine {
@@ -234,6 +272,7 @@ impl ProofStore {
     /// with [`ProofStore::check_and_repair`]. Damage that the database meets on opening is
     /// handled as `open` does.
     pub fn open_unchecked(path: &Path) -> Result<(ProofStore, Opened), StoreError> {
+        refuse_foreign(path)?;
         let attempt = std::panic::catch_unwind(|| create(path))
             .unwrap_or_else(|_| Err(redb::DatabaseError::Storage(redb::StorageError::Corrupted("panic".into()))));
         match attempt.map_err(|error| Refusal::of(path, error)) {

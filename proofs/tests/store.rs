@@ -45,12 +45,41 @@ fn facts_survive_reopening_and_better_knowledge_wins() {
 }
 
 #[test]
-fn a_file_that_is_not_a_store_is_moved_aside_not_trusted() {
+fn a_file_that_was_never_a_store_is_refused_and_left_as_it_is() {
+    // Garbage, a line of text, a proof export: not a database at all, so most likely a wrong
+    // path (`--store opening.proofs`): refused, the file untouched, nothing moved aside.
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = ProofStore::open(&dir.path().join("first.redb")).unwrap();
+    store.record(&facts()).unwrap();
+    let export = dir.path().join("opening.proofs");
+    store.export(&export, Carried::Proofs).unwrap();
+    for content in [vec![0xA5u8; 70_000], b"hello\n".to_vec(), std::fs::read(&export).unwrap()] {
+        let path = dir.path().join("proofs.redb");
+        std::fs::write(&path, &content).unwrap();
+        let Err(error) = ProofStore::open(&path) else { panic!("a file that is no database was opened as a store") };
+        assert!(matches!(error, shogi4_proofs::StoreError::NotAStore(_)), "{error}");
+        assert!(error.to_string().contains("left as it is"), "{error}");
+        assert_eq!(std::fs::read(&path).unwrap(), content, "the file was changed");
+    }
+    let moved = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("damaged"));
+    assert_eq!(moved.count(), 0, "a file that was never a store was moved aside");
+}
+
+#[test]
+fn a_database_damaged_past_its_first_bytes_is_moved_aside_not_trusted() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("proofs.redb");
-    std::fs::write(&path, vec![0xA5u8; 70_000]).unwrap();
+    ProofStore::open(&path).unwrap().0.record(&facts()).unwrap();
+    // The database's own first bytes kept, everything after them overwritten.
+    let mut bytes = std::fs::read(&path).unwrap();
+    for b in &mut bytes[9..] {
+        *b = 0xA5;
+    }
+    std::fs::write(&path, bytes).unwrap();
     let (store, opened) = ProofStore::open(&path).unwrap();
-    let Opened::Rebuilt { aside, salvaged: 0 } = opened else { panic!("garbage accepted as a store: {opened:?}") };
+    let Opened::Rebuilt { aside, salvaged: 0 } = opened else { panic!("damage accepted as a store: {opened:?}") };
     assert!(aside.exists());
     assert!(store.is_empty().unwrap());
 }
