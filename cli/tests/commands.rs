@@ -172,6 +172,12 @@ fn a_prover_resumes_from_an_export_with_its_unknowns() {
     let refused = shogi4(&["proofs", "import", &path("all.proofs"), "--store", &path("d.redb"), "--with-unknown"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("--with-unknown is for export"));
+    // A file that is not an export is refused before the store is opened: no store is begun.
+    std::fs::write(path("notes.txt"), "not an export\n").unwrap();
+    let refused = shogi4(&["proofs", "import", &path("notes.txt"), "--store", &path("e.redb")]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not a proof export"));
+    assert!(!dir.path().join("e.redb").exists(), "a refused import began a store");
 }
 
 /// `shogi4 probe --store` follows the server's policy for a position without a table: it

@@ -599,16 +599,17 @@ pub fn export(store_path: &Path, file: &Path, carried: Carried, json: bool) -> R
 
 /// `shogi4 proofs import`: an exported file merged into the store.
 pub fn import(store_path: &Path, file: &Path, json: bool) -> Result<(), CliError> {
+    // The file is read and checked whole before the store is opened, so that a refused file
+    // leaves no new, empty store behind.
+    let facts = shogi4_proofs::read_export(file)?;
     let (store, _) = ProofStore::open(store_path)?;
-    let imported = store.import(file)?;
+    let (records, changed) = (facts.len() as u64, store.record(&facts)? as u64);
     if json {
-        super::print_json(&ProofsImported { records: imported.records, changed: imported.changed });
+        super::print_json(&ProofsImported { records, changed });
     } else {
         println!(
-            "{} outcomes read from {}; {} records of {} new or narrowed",
-            imported.records,
+            "{records} outcomes read from {}; {changed} records of {} new or narrowed",
             file.display(),
-            imported.changed,
             store_path.display()
         );
     }
