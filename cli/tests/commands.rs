@@ -178,6 +178,11 @@ fn a_prover_resumes_from_an_export_with_its_unknowns() {
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("not a proof export"));
     assert!(!dir.path().join("e.redb").exists(), "a refused import began a store");
+    // Nor does an export from a store that is not there.
+    let refused = shogi4(&["proofs", "export", &path("f.proofs"), "--store", &path("f.redb")]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("no proof store at"));
+    assert!(!dir.path().join("f.redb").exists() && !dir.path().join("f.proofs").exists());
 }
 
 /// `shogi4 probe --store` follows the server's policy for a position without a table: it

@@ -585,6 +585,10 @@ impl<'a> ProofTree<'a> {
 /// `shogi4 proofs export`: the store's proven outcomes (and with `carried`, its unknown
 /// ones too) to one file.
 pub fn export(store_path: &Path, file: &Path, carried: Carried, json: bool) -> Result<(), CliError> {
+    // Opening a missing store would begin an empty one, only to export nothing from it.
+    if !store_path.exists() {
+        return Err(CliError::Usage(format!("no proof store at {}: nothing to export", store_path.display())));
+    }
     let (store, _) = ProofStore::open(store_path)?;
     let Exported { records, unknown } = store.export(file, carried)?;
     let bytes = std::fs::metadata(file).map_or(0, |m| m.len());
