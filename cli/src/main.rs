@@ -117,6 +117,10 @@ enum Command {
     Bench {
         /// Closed game, e.g. KKCFR.
         material: String,
+        /// Refuse, before anything is allocated, a game whose solve and audit need more memory
+        /// than this (bytes, or 512M, 20G, …; default: what the system has available).
+        #[arg(long, value_parser = commands::solve::parse_size)]
+        max_memory: Option<u64>,
         /// Worker threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
@@ -350,7 +354,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 commands::solve::run(selection, &out, missing, max_memory, checkpoints, compress, json)
             })
         }
-        Command::Bench { material, threads } => with_threads(threads, || commands::solve::bench(&material, json)),
+        Command::Bench { material, max_memory, threads } => {
+            with_threads(threads, || commands::solve::bench(&material, max_memory, json))
+        }
         Command::Compress { paths, out, plain, parts, threads } => {
             let form =
                 if plain { commands::compress::Form::Plain } else { commands::compress::Form::Compressed { parts } };

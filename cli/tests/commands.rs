@@ -43,6 +43,27 @@ fn table_sizes_out_of_range_are_refused_before_anything_is_allocated() {
     }
 }
 
+/// What the machine cannot hold is refused with a message and exit code 1, before it is
+/// allocated: a failed allocation would abort the process (exit 134, a backtrace).
+#[test]
+fn work_larger_than_the_memory_is_refused_not_aborted() {
+    // A solve of the full game's material needs tens of terabytes on any machine.
+    let output = shogi4(&["bench", "KKCCFFRRTT"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("needs about"));
+    // A 64 GiB transposition table, where the machine has less available.
+    if shogi4_tablebase::available_memory().is_some_and(|bytes| bytes < 64 << 30) {
+        let (dir, pos) = (tempfile::tempdir().unwrap(), "k3/4/4/K3 b C 1");
+        let out = dir.path().join("x.s4cert");
+        let certify = ["certify", pos, "--out", out.to_str().unwrap(), "--table-mb", "65536"];
+        for args in [&["search", pos, "--table-mb", "65536"][..], &certify] {
+            let output = shogi4(args);
+            assert_eq!(output.status.code(), Some(1), "{args:?}");
+            assert!(String::from_utf8_lossy(&output.stderr).contains("a smaller table"), "{args:?}");
+        }
+    }
+}
+
 #[test]
 fn count_reproduces_the_published_figures() {
     let output = shogi4(&["count", "KKCCFFRRTT", "--json"]);

@@ -226,6 +226,30 @@ impl Config {
 
     /// What one request may cost, and each client.
     pub fn limits(&self) -> Result<ServiceLimits, StartError> {
+        let limits = self.limits_unchecked()?;
+        // Each search worker, and each background worker, holds a transposition table, made
+        // when first needed: one that cannot be had would abort the process at a request, so a
+        // total past the memory the system has is refused now, with the reason.
+        let search = &limits.search;
+        let tables = (search.workers + search.background.workers) as u64 * search.table_bytes as u64;
+        if let Some(available) = shogi4_tablebase::available_memory().filter(|&available| tables > available) {
+            return Err(StartError::Setting {
+                flag: "--search-table-mb",
+                detail: format!(
+                    "{} search and {} background workers with a table of {} MiB each need {} MiB, more than the {} \
+                     MiB the system has available",
+                    search.workers,
+                    search.background.workers,
+                    search.table_bytes >> 20,
+                    tables >> 20,
+                    available >> 20
+                ),
+            });
+        }
+        Ok(limits)
+    }
+
+    fn limits_unchecked(&self) -> Result<ServiceLimits, StartError> {
         Ok(ServiceLimits {
             max_body_bytes: self.max_body_bytes,
             max_uri_bytes: self.max_uri_bytes,

@@ -593,6 +593,12 @@ fn an_unusable_setting_stops_the_server_with_the_flag_named() {
         (&["--trusted-proxies", "10.0.0.0/33"][..], "--trusted-proxies: invalid trusted proxy \"10.0.0.0/33\""),
         (&["--cors-origins", "https://a.example, *"][..], "--cors-origins: `*` allows any origin and must stand alone"),
         (&["--bind", "256.0.0.1:80"][..], "invalid value '256.0.0.1:80' for '--bind <BIND>'"),
+        // 17 tables of 64 GiB: more than any machine here has. Each would be made at a first
+        // search, and one that could not be had would abort the server mid-request.
+        (
+            &["--search-table-mb", "65536", "--search-workers", "16", "--background-workers", "1"][..],
+            "--search-table-mb: 16 search and 1 background workers with a table of 65536 MiB each need 1114112 MiB",
+        ),
     ];
     for (flags, expected) in cases {
         let output = std::process::Command::new(env!("CARGO_BIN_EXE_shogi4-server"))

@@ -38,7 +38,7 @@ pub use format::{
     file_name, layout, recorded_checksum, CorruptValue, Damage, FormatError, Header, SolveError, SolvedTable,
     Statistics, TableError, TableWriter, EXTENSION, MAGIC, VERSION, VERSION_COMPRESSED,
 };
-pub use memory::{available_memory, huge_vec, prefetch, solve_memory_needed};
+pub use memory::{available_memory, huge_vec, prefetch, refuse_too_large, solve_memory_needed};
 pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeResult, Tablebase};
 pub use progress::{Progress, Silent};
 pub use solver::{

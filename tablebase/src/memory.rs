@@ -49,6 +49,21 @@ pub fn solve_memory_needed(slots: u64) -> u64 {
     slots + slots.div_ceil(32) * 8 + (16 << 20)
 }
 
+/// Refuses work on `material` that needs `needed` bytes where `limit` (the caller's, else
+/// what the system has available) is less: before anything is allocated, so that a game too
+/// large for the machine is a clear error, never an allocation failure. Without a limit from
+/// either, nothing is refused.
+pub fn refuse_too_large(
+    material: shogi4_engine::Material,
+    needed: u64,
+    limit: Option<u64>,
+) -> Result<(), crate::SolveError> {
+    match limit.or_else(available_memory) {
+        Some(limit) if needed > limit => Err(crate::SolveError::TooLarge { material, needed, limit }),
+        _ => Ok(()),
+    }
+}
+
 /// Memory the system can give without swapping (`MemAvailable`), where it says.
 pub fn available_memory() -> Option<u64> {
     let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;

@@ -5,7 +5,6 @@ use std::path::Path;
 
 use shogi4_api::{Category, CertificateReport};
 use shogi4_certificate::{verify, Verdict};
-use shogi4_search::Search;
 
 use super::grouped;
 use super::probe::SearchBudget;
@@ -15,7 +14,7 @@ use crate::error::{parse_position, CliError};
 /// reported.
 pub fn certify(pos: &str, out: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
     let position = parse_position(pos)?;
-    let mut search = Search::new(budget.table_bytes);
+    let mut search = budget.search()?;
     let certificate = search.certify(&position, &budget.limits).ok_or_else(|| {
         CliError::Certificate(format!(
             "{}: no proof within the budget (nothing proven, or the proof tree could not be written out in time)",

@@ -22,6 +22,30 @@ pub struct SearchBudget {
     pub table_bytes: usize,
 }
 
+impl SearchBudget {
+    /// A search with this budget's table, refused before it is allocated where it would not fit
+    /// (see [`tables_fit`]).
+    pub fn search(&self) -> Result<Search, CliError> {
+        tables_fit(self.table_bytes, 1)?;
+        Ok(Search::new(self.table_bytes))
+    }
+}
+
+/// Refuses `count` transposition tables of `bytes` each that need more memory than the system
+/// has available: an allocation that fails would abort the process instead of saying why.
+pub fn tables_fit(bytes: usize, count: usize) -> Result<(), CliError> {
+    let needed = (bytes as u64).saturating_mul(count as u64);
+    match shogi4_tablebase::available_memory() {
+        Some(available) if needed > available => Err(CliError::Usage(format!(
+            "transposition tables of {} MiB need more memory than the {} MiB the system has available: ask for \
+             a smaller table (--table-mb; --search-table-mb for probe and mainline)",
+            needed >> 20,
+            available >> 20
+        ))),
+        _ => Ok(()),
+    }
+}
+
 pub fn probe(query: &Query, json: bool) -> Result<(), CliError> {
     let (position, budget) = (parse_position(&query.pos)?, query.search.budget());
     let result = match open(&query.tables)?.probe(&position) {
@@ -49,7 +73,7 @@ pub fn mainline(query: &Query, json: bool) -> Result<(), CliError> {
         Ok(line) => MainlineResponse::new(&position, &line),
         Err(ProbeError::NoTable { .. }) => {
             let store = open_store(query.store.as_deref())?;
-            let mut search = Search::new(budget.table_bytes);
+            let mut search = budget.search()?;
             let searched = shogi4_api::answer::mainline(&mut search, &position, &budget.limits, known(&store));
             record(store.as_ref(), &searched.facts)?;
             searched.answer
@@ -99,7 +123,7 @@ fn search_position(
     store: Option<ProofStore>,
     json: bool,
 ) -> Result<(), CliError> {
-    let mut search = Search::new(budget.table_bytes);
+    let mut search = budget.search()?;
     let (searched, analysis) = shogi4_api::answer::probe(&mut search, position, &budget.limits, known(&store));
     record(store.as_ref(), &searched.facts)?;
     if json {

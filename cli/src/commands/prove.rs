@@ -89,6 +89,7 @@ pub fn run(
             BASE_MEMORY >> 20
         )));
     }
+    super::probe::tables_fit(table_bytes, threads)?;
     let (store, opened) = ProofStore::open(store_path)?;
     match opened {
         Opened::Rebuilt { aside, salvaged } => eprintln!(

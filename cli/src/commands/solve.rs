@@ -3,8 +3,11 @@
 use std::path::Path;
 
 use shogi4_api::cli::{BenchFigures, SolveReport};
-use shogi4_engine::Material;
-use shogi4_tablebase::{audit, peak_rss_bytes, solve, Solution, SolveEvent, SolveMode, Statistics, Table, TableDir};
+use shogi4_engine::{Material, MaterialIndex};
+use shogi4_tablebase::{
+    audit, peak_rss_bytes, refuse_too_large, solve, solve_memory_needed, Solution, SolveEvent, SolveMode, Statistics,
+    Table, TableDir,
+};
 
 use super::{grouped, print_outcomes};
 use crate::error::CliError;
@@ -76,8 +79,11 @@ pub fn run(
     Ok(())
 }
 
-pub fn bench(material: &str, json: bool) -> Result<(), CliError> {
+pub fn bench(material: &str, max_memory: Option<u64>, json: bool) -> Result<(), CliError> {
     let material: Material = material.parse()?;
+    // The solve, and then the table's bytes copied for the audit.
+    let slots = MaterialIndex::new(material).slots();
+    refuse_too_large(material, solve_memory_needed(slots) + slots, max_memory)?;
     let solution = solve(material, &Bar::new());
     let slots = solution.table.values.len() as u64;
     let table = Table::new(solution.table.to_bytes())?;
