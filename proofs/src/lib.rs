@@ -161,8 +161,8 @@ fn refuse_foreign(path: &Path) -> Result<(), StoreError> {
     let mut head = [0u8; REDB_MAGIC.len()];
     let read = match std::fs::File::open(path) {
         Ok(file) => file.take(head.len() as u64).read(&mut head),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        // A directory, a file that may not be read: redb's own error says which.
+        // Missing: a new store. A directory, a file that may not be read: redb's own error
+        // says which.
         Err(_) => return Ok(()),
     }
     .map_err(|e| StoreError::Io(path.to_path_buf(), e))?;

@@ -9,7 +9,7 @@ use shogi4_engine::{Material, MaterialIndex};
 
 use crate::checkpoint::Checkpoints;
 use crate::format::{SolveError, TableError, EXTENSION};
-use crate::memory::{refuse_too_large, solve_memory_needed};
+use crate::memory::{available_memory, refuse_too_large, solve_memory_needed};
 use crate::progress::Progress;
 use crate::solver::{solve_resumable, Solution};
 use crate::table::{open_table, MappedTable, Table};
@@ -159,8 +159,9 @@ impl TableDir {
             }
             to_solve.push(material);
         }
+        let limit = max_memory.or_else(available_memory);
         for &material in &to_solve {
-            refuse_too_large(material, solve_memory_needed(MaterialIndex::new(material).slots()), max_memory)?;
+            refuse_too_large(material, solve_memory_needed(MaterialIndex::new(material).slots()), limit)?;
         }
         for material in to_solve {
             let checkpoints = checkpoint_every.map(|every| Checkpoints::in_dir(&self.dir, material, every));

@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 
 use shogi4_api::cli::{ProofsExported, ProofsImported, ProveReport, StartNumbers};
 use shogi4_engine::Position;
-use shogi4_proofs::{Carried, Exported, Opened, ProofStore, StoreError};
+use shogi4_proofs::{Carried, Exported, Imported, Opened, ProofStore, StoreError};
 use shogi4_search::{Analysis, Limits, Outcome, Search};
 use shogi4_tablebase::Value;
 
@@ -608,7 +608,7 @@ pub fn import(store_path: &Path, file: &Path, json: bool) -> Result<(), CliError
     // leaves no new, empty store behind.
     let facts = shogi4_proofs::read_export(file)?;
     let (store, _) = ProofStore::open(store_path)?;
-    let (records, changed) = (facts.len() as u64, store.record(&facts)? as u64);
+    let Imported { records, changed } = store.import_facts(&facts)?;
     if json {
         super::print_json(&ProofsImported { records, changed });
     } else {

@@ -85,7 +85,6 @@ pub fn bench(material: &str, max_memory: Option<u64>, json: bool) -> Result<(), 
     let slots = MaterialIndex::new(material).slots();
     refuse_too_large(material, solve_memory_needed(slots) + slots, max_memory)?;
     let solution = solve(material, &Bar::new());
-    let slots = solution.table.values.len() as u64;
     let table = Table::new(solution.table.to_bytes())?;
     let report = audit(&table, &Bar::new());
     let peak = peak_rss_bytes();
