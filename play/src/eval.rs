@@ -1,0 +1,122 @@
+//! The evaluation: how good a position looks to the side to move, in centipawns, where no
+//! search has reached a royal capture.
+//!
+//! A linear model over a few hundred features, each seen from the side to move (its pieces
+//! count +1, the opponent's −1 on the same feature seen from the opponent's side): material on
+//! the board by kind and promotion, pieces in hand, piece-square terms, pieces next to each
+//! royal, and whether the side to move's royal is threatened. The weights are log-odds that
+//! the side to move wins, fitted by logistic regression to proven outcomes
+//! (`examples/train_eval.rs`), and [`evaluate`] scales them by
+//! [`CENTIPAWNS_PER_LOGIT`](crate::score::CENTIPAWNS_PER_LOGIT). The model only orders and
+//! estimates; nothing it says is claimed as proven.
+
+mod weights;
+
+use shogi4_engine::{Color, Kind, Position, Square};
+
+use crate::score::{CENTIPAWNS_PER_LOGIT, EVAL_LIMIT};
+
+/// Piece states: the royal, the four kinds unpromoted, the four promoted.
+const STATES: usize = 9;
+/// Where each group of features starts.
+const MATERIAL: usize = 0;
+const HAND: usize = MATERIAL + STATES;
+const PLACEMENT: usize = HAND + 4;
+const ROYAL_ATTACKERS: usize = PLACEMENT + STATES * 16;
+const ROYAL_GUARDS: usize = ROYAL_ATTACKERS + 1;
+const THREATENED: usize = ROYAL_GUARDS + 1;
+const TEMPO: usize = THREATENED + 1;
+/// How many features the model has.
+pub const FEATURES: usize = TEMPO + 1;
+
+/// A piece's state index: 0 for the royal, 1–4 for C, F, R, T, 5–8 promoted.
+#[inline]
+fn state(kind: Kind, promoted: bool) -> usize {
+    kind as usize + if promoted { 4 } else { 0 }
+}
+
+/// A square as its owner sees it: the second player's board turned half a circle.
+#[inline]
+fn relative(square: Square, owner: Color) -> usize {
+    match owner {
+        Color::First => square.index(),
+        Color::Second => square.rotated().index(),
+    }
+}
+
+/// Calls `visit(feature, value)` for every feature of `position` that is not zero, from the
+/// side to move's point of view. The same features train the model and evaluate with it.
+pub fn features(position: &Position, mut visit: impl FnMut(usize, f32)) {
+    let us = position.turn();
+    let sign = |color: Color| if color == us { 1.0 } else { -1.0 };
+    for square in Square::all() {
+        let Some(piece) = position.piece_at(square) else { continue };
+        let s = state(piece.kind, piece.promoted);
+        let value = sign(piece.color);
+        visit(MATERIAL + s, value);
+        visit(PLACEMENT + s * 16 + relative(square, piece.color), value);
+    }
+    for color in Color::BOTH {
+        let hand = position.hand(color);
+        for (index, kind) in Kind::HAND_KINDS.into_iter().enumerate() {
+            let n = hand.count(kind);
+            if n > 0 {
+                visit(HAND + index, sign(color) * f32::from(n));
+            }
+        }
+        // Pieces next to this side's royal: the opponent's attack it, its own guard it.
+        let around = position.royal(color).neighbors();
+        let attackers = (around & position.occupied_by(!color)).count();
+        let guards = (around & position.occupied_by(color)).count();
+        if attackers > 0 {
+            visit(ROYAL_ATTACKERS, sign(color) * attackers as f32);
+        }
+        if guards > 0 {
+            visit(ROYAL_GUARDS, sign(color) * guards as f32);
+        }
+    }
+    if position.threatens_royal() {
+        visit(THREATENED, 1.0);
+    }
+    visit(TEMPO, 1.0);
+}
+
+/// The model's log-odds that the side to move wins, under the given weights.
+pub fn log_odds(position: &Position, weights: &[f32]) -> f32 {
+    let mut sum = 0.0;
+    features(position, |feature, value| sum += weights[feature] * value);
+    sum
+}
+
+/// The evaluation of `position` for the side to move, in centipawns.
+pub fn evaluate(position: &Position) -> i32 {
+    let cp = f64::from(log_odds(position, &weights::WEIGHTS)) * CENTIPAWNS_PER_LOGIT;
+    (cp.round() as i32).clamp(-EVAL_LIMIT, EVAL_LIMIT)
+}
+
+/// The committed weights, one per feature (for training from them, or inspecting them).
+pub fn weights() -> &'static [f32; FEATURES] {
+    &weights::WEIGHTS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_colour_flip_keeps_the_evaluation() {
+        // Features are seen from the side to move, so a position and its colour flip (the
+        // same game with the players' roles swapped) evaluate the same.
+        for sfen in ["trfk/3c/C3/KFRT b - 1", "t2k/2fc/CR2/KF1T w r 1", "k3/1c2/4/K3 b Ff 1"] {
+            let position = Position::parse(sfen).unwrap();
+            assert_eq!(evaluate(&position), evaluate(&position.flipped()), "{sfen}");
+        }
+    }
+
+    #[test]
+    fn an_extra_piece_in_hand_is_worth_something() {
+        let base = Position::parse("trfk/3c/C3/KFRT b - 1").unwrap();
+        let up = Position::parse("trfk/4/C3/KFRT b C 1").unwrap();
+        assert!(evaluate(&up) > evaluate(&base) + 50, "{} vs {}", evaluate(&up), evaluate(&base));
+    }
+}
