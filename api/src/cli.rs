@@ -257,3 +257,37 @@ pub struct ProofsImported {
     /// Records of the store that changed.
     pub changed: u64,
 }
+
+/// `shogi4 analyse`: the engine's estimate, never a proven value unless `proven` says so.
+#[derive(Clone, Debug, Serialize)]
+pub struct AnalyseReport {
+    /// The position, in SFEN.
+    pub sfen: String,
+    /// The best lines, best first.
+    pub lines: Vec<AnalyseLine>,
+    /// The root's proven outcome, when a table or the proof store knows it.
+    pub proven: Option<String>,
+    /// The deepest iteration completed.
+    pub depth: u32,
+    /// The deepest ply reached.
+    pub seldepth: u32,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// Milliseconds spent.
+    pub ms: u64,
+}
+
+/// One line of [`AnalyseReport`]: exactly one of `score_cp`, `win_in` and `loss_in` is set.
+#[derive(Clone, Debug, Serialize)]
+pub struct AnalyseLine {
+    /// The evaluation for the side to move, in centipawns (a carp is about 100).
+    pub score_cp: Option<i32>,
+    /// The search found a royal capture in this many plies on every line it considered.
+    pub win_in: Option<u32>,
+    /// The search found its royal captured in this many plies on every line it considered.
+    pub loss_in: Option<u32>,
+    /// The expected score for the side to move, 0 to 1, that the score stands for.
+    pub expected_score: f64,
+    /// The expected line, from the root move.
+    pub pv: Vec<String>,
+}

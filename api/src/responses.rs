@@ -228,9 +228,9 @@ impl Verdict {
 /// The solved value of a position and of each of its moves.
 #[derive(Clone, Debug, Serialize, ToSchema, PartialEq, Eq)]
 #[schema(example = json!({
-    "sfen": "k3/4/4/K3 b C 1", "fen": "k3/4/4/K3[C] w 0 1", "material": "KKC", "side_to_move": "first",
+    "sfen": "k3/4/4/K3 b C 1", "fen": "k3/4/4/K3[P] w - - 0 1", "material": "KKC", "side_to_move": "first",
     "category": "win", "dtw": 9, "source": "table",
-    "moves": [{"move": "a1b2", "sfen": "k3/4/1K2/4 w C 1", "fen": "k3/4/1K2/4[C] b 0 1", "category": "win", "dtw": 9,
+    "moves": [{"move": "a1b2", "sfen": "k3/4/1K2/4 w C 1", "fen": "k3/4/1K2/4[P] b - - 0 1", "category": "win", "dtw": 9,
                "capture": false, "promotion": false, "jump": false, "drop": false, "royal_capture": false}]
 }))]
 pub struct ProbeResponse {
@@ -306,7 +306,7 @@ pub struct MainlineResponse {
 
 /// Body of `POST /probe`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[schema(example = json!({"positions": ["k3/4/4/K3 b C 1", "trfk/3c/C3/KFRT[] w 0 1"]}))]
+#[schema(example = json!({"positions": ["k3/4/4/K3 b C 1", "trfk/3p/P3/KFRT[] w - - 0 1"]}))]
 pub struct BatchRequest {
     /// Positions in SFEN or Fairy-Stockfish FEN (JSON strings, so `+` needs no escaping).
     pub positions: Vec<String>,

@@ -146,6 +146,38 @@ enum Command {
     /// The line of best play from a position to the royal capture. With --json, the body of
     /// `GET /mainline`.
     Mainline(Query),
+    /// The engine's best lines for a position where no proof reaches: an estimate (centipawns
+    /// for the side to move), unless a table or the proof store proves the position.
+    Analyse {
+        /// Position, SFEN or Fairy-Stockfish FEN (`_` may replace spaces).
+        pos: String,
+        #[command(flatten)]
+        engine: EngineArgs,
+        /// Time budget in milliseconds (0: none).
+        #[arg(long, default_value_t = 1000)]
+        ms: u64,
+        /// Deepest iteration (plies).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=100))]
+        depth: Option<u32>,
+        /// Node budget.
+        #[arg(long)]
+        nodes: Option<u64>,
+        /// Search threads (1 to 64).
+        #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=64))]
+        threads: usize,
+        /// Best lines to show (1 to 16).
+        #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=16))]
+        lines: usize,
+        /// Transposition table size in MiB (1 to 65536).
+        #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+        table_mb: usize,
+    },
+    /// Speak UCI on stdin and stdout, as Fairy-Stockfish does for its `shogi4` variant
+    /// (`UCI_Variant shogi4`; its FEN and moves), for match runners and front-ends.
+    Uci {
+        #[command(flatten)]
+        engine: EngineArgs,
+    },
     /// Prove a position by search alone (no tables): a win or loss with its exact distance,
     /// or the depth to which neither side has a forced result; every move likewise.
     Search {
@@ -269,6 +301,18 @@ struct Query {
     search: SearchArgs,
 }
 
+/// What the engine takes as proven.
+#[derive(clap::Args)]
+struct EngineArgs {
+    /// Directory of tables (a closed game's table gives its positions' proven values).
+    #[arg(long, default_value = "tables")]
+    tables: PathBuf,
+    /// A proof store whose proven outcomes the engine takes as exact; none if absent or
+    /// `none`.
+    #[arg(long)]
+    store: Option<PathBuf>,
+}
+
 /// The search budget for positions without a table: the server's defaults.
 #[derive(clap::Args)]
 struct SearchArgs {
@@ -365,6 +409,22 @@ fn run(cli: Cli) -> Result<(), CliError> {
         Command::Audit { paths, threads } => with_threads(threads, || commands::audit::run(&paths, json)),
         Command::Info { file } => commands::info::run(&file, json),
         Command::Probe(q) => commands::probe::probe(&q, json),
+        Command::Analyse { pos, engine, ms, depth, nodes, threads, lines, table_mb } => {
+            let known = commands::analyse::Known::open(&engine.tables, engine.store.as_deref())?;
+            let limits = shogi4_play::Limits {
+                depth,
+                nodes,
+                time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
+                threads,
+                lines,
+                ..shogi4_play::Limits::default()
+            };
+            commands::analyse::run(&pos, &commands::analyse::Settings { limits, table_mb }, &known, json)
+        }
+        Command::Uci { engine } => {
+            let known = commands::analyse::Known::open(&engine.tables, engine.store.as_deref())?;
+            commands::uci::run(std::sync::Arc::new(known)).map_err(|e| CliError::Usage(format!("standard input: {e}")))
+        }
         Command::Mainline(q) => commands::probe::mainline(&q, json),
         Command::Search { pos, ms, nodes, depth, table_mb } => {
             let limits = shogi4_search::Limits {

@@ -76,6 +76,17 @@ impl fmt::Display for Move {
     }
 }
 
+impl Move {
+    /// The move as Fairy-Stockfish writes it (UCI for its `shogi4` variant): the same as
+    /// [`Move`]'s `Display`, but a carp drop is `P@b2`.
+    pub fn to_fairy(self) -> String {
+        match self {
+            Move::Drop { kind, to } => format!("{}@{to}", kind.fairy_letter()),
+            board => board.to_string(),
+        }
+    }
+}
+
 /// Why a move string could not be read.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ParseMoveError {
@@ -125,7 +136,7 @@ impl MoveText {
         if let Some((letter, square)) = body.split_once(['@', '*']) {
             let mut chars = letter.chars();
             let kind = match (chars.next(), chars.next()) {
-                (Some(c), None) => Kind::from_letter(c).filter(|&k| k != Kind::Royal),
+                (Some(c), None) => Kind::from_notation_letter(c).filter(|&k| k != Kind::Royal),
                 _ => None,
             };
             let to = Square::parse(square);

@@ -44,6 +44,23 @@ impl Kind {
         }
     }
 
+    /// The kind for a letter of either notation, either case: [`Kind::from_letter`]'s, and
+    /// `P` for the carp, as Fairy-Stockfish writes it (it names the carp a pawn).
+    pub fn from_notation_letter(letter: char) -> Option<Kind> {
+        match letter {
+            'P' | 'p' => Some(Kind::Carp),
+            _ => Kind::from_letter(letter),
+        }
+    }
+
+    /// The uppercase letter Fairy-Stockfish writes: [`Kind::letter`], but `P` for the carp.
+    pub const fn fairy_letter(self) -> char {
+        match self {
+            Kind::Carp => 'P',
+            kind => kind.letter(),
+        }
+    }
+
     /// Position in [`Kind::HAND_KINDS`] (C = 0 … T = 3); `None` for the royal.
     #[inline]
     pub const fn hand_index(self) -> Option<usize> {

@@ -2,7 +2,8 @@
 //! (`trfk/3c/C3/KFRT[] w 0 1`), parsed into a [`Setup`] and formatted from a [`Position`].
 //!
 //! Both forms accept `_` in place of spaces, so they can be sent in a URL unescaped.
-//! Mind the sides: in SFEN `b` is the first player, in Fairy-Stockfish FEN `w` is.
+//! Mind the sides: in SFEN `b` is the first player, in Fairy-Stockfish FEN `w` is. And the
+//! carp: Fairy-Stockfish writes it `P`; both notations read either letter.
 
 use std::fmt;
 
@@ -255,7 +256,7 @@ fn parse_board(text: &str, offset: usize) -> Result<Setup, ParseSfenError> {
                 }
                 '+' => promoted = true,
                 c if c.is_ascii_alphabetic() => {
-                    let kind = Kind::from_letter(c).ok_or(error(here, SfenErrorKind::UnknownPiece(c)))?;
+                    let kind = Kind::from_notation_letter(c).ok_or(error(here, SfenErrorKind::UnknownPiece(c)))?;
                     if promoted && kind == Kind::Royal {
                         return Err(error(here - 1, SfenErrorKind::BadPromotion));
                     }
@@ -288,7 +289,7 @@ fn parse_hand(text: &str, offset: usize) -> Result<ByColor<Hand>, ParseSfenError
         match c {
             '1'..='9' if count.is_none() => count = Some((here, c as u8 - b'0')),
             c if c.is_ascii_alphabetic() => {
-                let kind = Kind::from_letter(c).ok_or(error(here, SfenErrorKind::UnknownPiece(c)))?;
+                let kind = Kind::from_notation_letter(c).ok_or(error(here, SfenErrorKind::UnknownPiece(c)))?;
                 let Some(index) = kind.hand_index() else {
                     return Err(error(here, SfenErrorKind::RoyalInHand));
                 };
@@ -325,15 +326,14 @@ impl Position {
         Position::try_from(setup).map_err(NotationError::Illegal)
     }
 
-    /// SFEN and Fairy-Stockfish FEN together, the board written once for both.
+    /// SFEN and Fairy-Stockfish FEN together.
     pub fn to_sfen_and_fen(&self) -> (String, String) {
-        let board = self.board_text();
-        (self.sfen_after(board.clone()), self.fen_after(board))
+        (self.to_sfen(), self.to_fen())
     }
 
     /// SFEN with move number 1, e.g. `trfk/3c/C3/KFRT b - 1`.
     pub fn to_sfen(&self) -> String {
-        self.sfen_after(self.board_text())
+        self.sfen_after(self.board_text(Kind::letter))
     }
 
     /// The game's last position after `mv`, a royal capture, in SFEN syntax: the capturing
@@ -381,26 +381,24 @@ impl Position {
         out
     }
 
-    /// Fairy-Stockfish FEN, e.g. `trfk/3c/C3/KFRT[] w 0 1` (`w` is the first player).
+    /// Fairy-Stockfish FEN as that engine writes it for its `shogi4` variant, e.g.
+    /// `trfk/3p/P3/KFRT[] w - - 0 1`: the carp is `P`, the hands are in brackets, `w` is the
+    /// first player, and the castling, en-passant and move counters follow.
     pub fn to_fen(&self) -> String {
-        self.fen_after(self.board_text())
-    }
-
-    fn fen_after(&self, board: String) -> String {
-        let mut out = board;
+        let mut out = self.board_text(Kind::fairy_letter);
         out.push('[');
         for color in Color::BOTH {
             for kind in Kind::HAND_KINDS {
                 for _ in 0..self.hands[color].count(kind) {
-                    out.push(letter(color, kind));
+                    out.push(cased(color, kind.fairy_letter()));
                 }
             }
         }
-        out.push_str(if self.turn == Color::First { "] w 0 1" } else { "] b 0 1" });
+        out.push_str(if self.turn == Color::First { "] w - - 0 1" } else { "] b - - 0 1" });
         out
     }
 
-    fn board_text(&self) -> String {
+    fn board_text(&self, letter_of: fn(Kind) -> char) -> String {
         let mut out = String::with_capacity(40);
         for rank in (0..4).rev() {
             let mut empty = 0;
@@ -416,7 +414,7 @@ impl Position {
                         if piece.promoted {
                             out.push('+');
                         }
-                        out.push(letter(piece.color, piece.kind));
+                        out.push(cased(piece.color, letter_of(piece.kind)));
                     }
                 }
             }
@@ -432,9 +430,14 @@ impl Position {
 }
 
 fn letter(color: Color, kind: Kind) -> char {
+    cased(color, kind.letter())
+}
+
+/// A piece letter in its owner's case: upper for the first player, lower for the second.
+fn cased(color: Color, letter: char) -> char {
     match color {
-        Color::First => kind.letter(),
-        Color::Second => kind.letter().to_ascii_lowercase(),
+        Color::First => letter,
+        Color::Second => letter.to_ascii_lowercase(),
     }
 }
 
@@ -446,7 +449,9 @@ mod tests {
     fn start_position_round_trips() {
         let start = Position::start();
         assert_eq!(start.to_sfen(), "trfk/3c/C3/KFRT b - 1");
-        assert_eq!(start.to_fen(), "trfk/3c/C3/KFRT[] w 0 1");
+        assert_eq!(start.to_fen(), "trfk/3p/P3/KFRT[] w - - 0 1");
+        assert_eq!(Position::parse("trfk/3p/P3/KFRT[-] w 0 1").unwrap(), start);
+        assert_eq!(Position::parse(&start.to_fen()).unwrap(), start);
         assert_eq!(Position::parse("trfk/3c/C3/KFRT_b_-_1").unwrap(), start);
         assert_eq!(Position::parse("trfk/3c/C3/KFRT[-] w 0 1").unwrap(), start);
         assert_eq!(Position::parse("trfk/3c/C3/KFRT b").unwrap(), start);
@@ -457,7 +462,7 @@ mod tests {
         let p = Position::parse("k3/4/4/K3 w 2Cfr 3").unwrap();
         assert_eq!(p.hand(Color::First).count(Kind::Carp), 2);
         assert_eq!(p.hand(Color::Second).count(Kind::Fox), 1);
-        assert_eq!(p.to_fen(), "k3/4/4/K3[CCfr] b 0 1");
+        assert_eq!(p.to_fen(), "k3/4/4/K3[PPfr] b - - 0 1");
         assert_eq!(Position::parse(&p.to_fen()).unwrap(), p);
     }
 

@@ -22,7 +22,8 @@ use shogi4_search::{Cancel, Outcome, Recall};
 use crate::eval::evaluate;
 use crate::ordering::{captured, encode, sort, MoveBuffer, Ordering, MAX_PLY};
 use crate::score::{self, from_table, loss_in, to_table, win_in, INFINITY, MATE_BOUND};
-use crate::table::{hash, Bound, Entry, Table};
+use crate::table::{hash, Bound, Entry, Table as TranspositionTable};
+use shogi4_tablebase::{Table, Tablebase};
 
 /// What the search may take as proven: the tables, the proof store, the certificates.
 pub trait Oracle: Sync {
@@ -44,6 +45,20 @@ impl<R: Recall + Sync + ?Sized> Oracle for Recalled<'_, R> {
     fn proven(&self, position: &Position) -> Option<Outcome> {
         let outcome = self.0.recall(std::slice::from_ref(position)).pop().flatten()?;
         (!matches!(outcome, Outcome::Unknown { .. })).then_some(outcome)
+    }
+}
+
+/// A table's value is proven (a position of a closed game whose table is loaded).
+impl<B: AsRef<[u8]> + Sync> Oracle for Tablebase<Table<B>> {
+    fn proven(&self, position: &Position) -> Option<Outcome> {
+        self.value(position).ok().map(Outcome::Proven)
+    }
+}
+
+/// Two oracles: the first that knows.
+impl<A: Oracle, B: Oracle> Oracle for (A, B) {
+    fn proven(&self, position: &Position) -> Option<Outcome> {
+        self.0.proven(position).or_else(|| self.1.proven(position))
     }
 }
 
@@ -145,7 +160,7 @@ pub struct Progress<'a> {
 /// The engine: a transposition table that persists across searches (of one game, or one
 /// worker's requests), and the searches run over it.
 pub struct Engine {
-    table: Table,
+    table: TranspositionTable,
 }
 
 /// The deepest iteration the search runs to by itself.
@@ -155,7 +170,7 @@ const CHECK_EVERY: u64 = 1024;
 
 /// What every thread of one search shares.
 struct Shared<'a> {
-    table: &'a Table,
+    table: &'a TranspositionTable,
     oracle: &'a dyn Oracle,
     cancel: &'a Cancel,
     stop: AtomicBool,
@@ -175,7 +190,7 @@ impl Shared<'_> {
 impl Engine {
     /// An engine with a transposition table of `table_mb` MiB.
     pub fn new(table_mb: usize) -> Engine {
-        Engine { table: Table::new(table_mb) }
+        Engine { table: TranspositionTable::new(table_mb) }
     }
 
     /// Forgets what earlier searches learnt (a new game).
@@ -620,7 +635,7 @@ impl<'a> Worker<'a> {
         sort(&mut moves, &mut scores);
         for &mv in moves.iter() {
             let capture = captured(position, mv).is_some();
-            if !threatened && !capture && !(qply == 0 && position.threatens_after(mv)) {
+            if !(threatened || capture || (qply == 0 && position.threatens_after(mv))) {
                 continue;
             }
             let child = position.play_unchecked(mv);

@@ -9,7 +9,7 @@ use utoipa::{IntoParams, ToSchema};
 #[into_params(parameter_in = Query)]
 pub struct PositionQuery {
     /// The position, as SFEN (`trfk/3c/C3/KFRT b - 1`: side `b` is the first player) or as
-    /// Fairy-Stockfish FEN (`trfk/3c/C3/KFRT[] w 0 1`: side `w` is the first player). `_` may
+    /// Fairy-Stockfish FEN (`trfk/3p/P3/KFRT[] w - - 0 1`: side `w` is the first player). `_` may
     /// replace spaces. In a URL, send `+` (promoted piece) as `%2B`: a bare `+` decodes to a space.
     // Optional here only so that a missing `pos` gets our own problem document; the API
     // requires it.

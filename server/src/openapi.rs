@@ -46,7 +46,7 @@ use crate::routes;
             request's whole cost is available), `X-RateLimit-Limit` and `X-RateLimit-Remaining`. For bulk use, \
             download the tables or run the `shogi4` CLI.\n\n\
             **Positions** are SFEN (`trfk/3c/C3/KFRT b - 1`, side `b` = first player) or Fairy-Stockfish FEN \
-            (`trfk/3c/C3/KFRT[] w 0 1`, side `w` = first player). `_` may replace spaces; in a query string send \
+            (`trfk/3p/P3/KFRT[] w - - 0 1`, side `w` = first player). `_` may replace spaces; in a query string send \
             `+` as `%2B`.\n\n\
             **Downloads.** `GET /files` lists every served table file with its size and SHA-256, then \
             `SHA256SUMS` and `manifest.json`, which describe the set; `GET /files/{name}` sends one, whole or one \

@@ -74,7 +74,7 @@ async fn probe_answers_value_and_sorted_moves() {
     assert_eq!(body["material"], "KKC");
     assert_eq!(body["category"], "win");
     assert_eq!(body["side_to_move"], "first");
-    assert_eq!(body["fen"], "k3/4/4/K3[C] w 0 1");
+    assert_eq!(body["fen"], "k3/4/4/K3[P] w - - 0 1");
     let moves = body["moves"].as_array().unwrap();
     assert_eq!(moves[0]["dtw"], body["dtw"], "the best move realises the position's distance");
     assert!(moves.iter().any(|m| m["drop"] == true));

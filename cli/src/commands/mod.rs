@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod analyse;
 pub mod audit;
 pub mod certify;
 pub mod cluster;
@@ -10,6 +11,7 @@ pub mod perft;
 pub mod probe;
 pub mod prove;
 pub mod solve;
+pub mod uci;
 
 use std::path::PathBuf;
 

@@ -163,7 +163,7 @@ fn print_analysis(position: &Position, analysis: &Analysis) {
 /// The tables of `dir`, mapped without verifying checksums (an answer's consistency is
 /// checked along the way instead); files that fail their header checks are named and skipped.
 /// A missing directory is no tables at all: every position is then searched.
-fn open(dir: &Path) -> Result<Tablebase, CliError> {
+pub fn open(dir: &Path) -> Result<Tablebase, CliError> {
     if !dir.exists() {
         return Ok(Tablebase::from_tables([]));
     }
@@ -177,7 +177,7 @@ fn open(dir: &Path) -> Result<Tablebase, CliError> {
 /// The named proof store, if any: none without a path, or for the word `none`
 /// ([`shogi4_proofs::named_store`], as for the server). A damaged one is repaired as the
 /// server would (and said so on stderr).
-fn open_store(path: Option<&Path>) -> Result<Option<ProofStore>, CliError> {
+pub fn open_store(path: Option<&Path>) -> Result<Option<ProofStore>, CliError> {
     let Some(path) = path.and_then(shogi4_proofs::named_store) else { return Ok(None) };
     let (store, opened) = ProofStore::open(path)?;
     if let Opened::Rebuilt { aside, salvaged } = opened {
