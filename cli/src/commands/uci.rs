@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use shogi4_engine::{Played, Position};
 use shogi4_play::score::{verdict, Verdict};
-use shogi4_play::{Engine, Limits, Line, Oracle, Progress};
+use shogi4_play::{Engine, Limits, Line, Oracle, Progress, Pruning};
 use shogi4_search::Cancel;
 
 /// What `uci` announces, and the options it takes.
@@ -52,6 +52,7 @@ pub fn run(oracle: Arc<dyn Oracle + Send>) -> std::io::Result<()> {
     let mut hash_mb = DEFAULT_HASH_MB;
     let mut threads = 1;
     let mut lines = 1;
+    let mut pruning = Pruning::default();
     let mut game = Game { position: Position::start(), history: Vec::new() };
     let mut running: Option<Running> = None;
     for line in std::io::stdin().lock().lines() {
@@ -66,6 +67,14 @@ pub fn run(oracle: Arc<dyn Oracle + Send>) -> std::io::Result<()> {
                 say(&format!("option name Hash type spin default {DEFAULT_HASH_MB} min 1 max {MAX_HASH_MB}"));
                 say(&format!("option name Threads type spin default 1 min 1 max {MAX_THREADS}"));
                 say(&format!("option name MultiPV type spin default 1 min 1 max {MAX_LINES}"));
+                let defaults = Pruning::default();
+                for (name, on) in [
+                    ("LateMoveReductions", defaults.late_move_reductions),
+                    ("ReverseFutility", defaults.reverse_futility),
+                    ("NullMove", defaults.null_move),
+                ] {
+                    say(&format!("option name {name} type check default {on}"));
+                }
                 say("uciok");
             }
             "isready" => say("readyok"),
@@ -92,6 +101,21 @@ pub fn run(oracle: Arc<dyn Oracle + Send>) -> std::io::Result<()> {
                         Ok(n) => lines = n,
                         Err(e) => say(&format!("info string error: MultiPV: {e}")),
                     },
+                    Ok((name @ ("latemovereductions" | "reversefutility" | "nullmove"), value)) => {
+                        let on = match value {
+                            "true" => true,
+                            "false" => false,
+                            _ => {
+                                say(&format!("info string error: {name}: {value:?} is not true or false"));
+                                continue;
+                            }
+                        };
+                        match name {
+                            "latemovereductions" => pruning.late_move_reductions = on,
+                            "reversefutility" => pruning.reverse_futility = on,
+                            _ => pruning.null_move = on,
+                        }
+                    }
                     Ok(("uci_variant", value)) if value.eq_ignore_ascii_case("shogi4") => {}
                     Ok(("uci_variant", value)) => {
                         say(&format!("info string error: variant {value:?} is not played here; only shogi4"))
@@ -113,7 +137,7 @@ pub fn run(oracle: Arc<dyn Oracle + Send>) -> std::io::Result<()> {
             "go" => {
                 finish(&mut running);
                 let limits = match go_limits(args, game.position.turn() == shogi4_engine::Color::First) {
-                    Ok(limits) => Limits { threads, lines, ..limits },
+                    Ok(limits) => Limits { threads, lines, pruning, ..limits },
                     Err(e) => {
                         say(&format!("info string error: {e}"));
                         continue;
@@ -170,7 +194,7 @@ fn set_option<'a>(args: &[&'a str]) -> Result<(&'static str, &'a str), String> {
     }
     let value = value_at.and_then(|v| args.get(v + 1)).copied().unwrap_or("");
     let name = name.join(" ").to_ascii_lowercase();
-    let known = ["hash", "threads", "multipv", "uci_variant"];
+    let known = ["hash", "threads", "multipv", "uci_variant", "latemovereductions", "reversefutility", "nullmove"];
     match known.iter().find(|&&k| k == name) {
         Some(&k) => Ok((k, value)),
         None => Err(format!("no option {name:?}")),
