@@ -14,14 +14,13 @@
 //! assert_eq!(serde_json::to_value(&answer).unwrap()["category"], "win");
 //! ```
 
-pub mod answer;
 pub mod cli;
 mod problem;
 mod responses;
 
 pub use problem::{Problem, ProblemType};
 pub use responses::{
-    BatchEntry, BatchRequest, BatchResponse, Category, CertificateReport, FileEntry, FilesResponse, LongestWin,
-    MainlineMove, MainlineResponse, Manifest, ManifestEntry, MoveInfo, ProbeResponse, SearchStats, Side, Source,
-    TableInfo, TablesResponse, Verdict,
+    BatchEntry, BatchRequest, BatchResponse, Category, CertificateReport, Estimate, FileEntry, FilesResponse,
+    LongestWin, MainlineMove, MainlineResponse, Manifest, ManifestEntry, MoveInfo, ProbeResponse, SearchStats, Side,
+    Source, TableInfo, TablesResponse, Verdict,
 };

@@ -226,7 +226,7 @@ impl Verdict {
 }
 
 /// The solved value of a position and of each of its moves.
-#[derive(Clone, Debug, Serialize, ToSchema, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, ToSchema, PartialEq)]
 #[schema(example = json!({
     "sfen": "k3/4/4/K3 b C 1", "fen": "k3/4/4/K3[P] w - - 0 1", "material": "KKC", "side_to_move": "first",
     "category": "win", "dtw": 9, "source": "table",
@@ -252,6 +252,40 @@ pub struct ProbeResponse {
     /// `dtw_at_most`, then draws (tables) or unknown (search), then bounded losses by largest
     /// `dtw_at_most`, then exact losses by longest `dtw`; ties in move-generation order.
     pub moves: Vec<MoveInfo>,
+    /// For a value that is not proven (`unknown`) only: what the engine makes of the
+    /// position. An estimate, never a value: `category`, `dtw` and the bounds never come
+    /// from it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<Estimate>,
+}
+
+/// The engine's estimate of a position no proof reaches: its score for the side to move, its
+/// best move and the line it expects, and how far it looked. Nothing here is proven.
+#[derive(Clone, Debug, Serialize, ToSchema, PartialEq)]
+#[schema(example = json!({
+    "expected_score": 0.731, "centipawns": 100, "best_move": "c1b2",
+    "line": ["c1b2", "c4c3", "b2c3", "b4c3"], "depth": 12, "nodes": 143210
+}))]
+pub struct Estimate {
+    /// The score the engine expects for the side to move, from 0 (it loses) to 1 (it wins),
+    /// rounded to three decimals: the logistic curve its evaluation was fitted with.
+    pub expected_score: f64,
+    /// The evaluation for the side to move in centipawns (a carp is about 100); absent when
+    /// the engine sees a royal capture instead (`engine_sees_capture_in`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub centipawns: Option<i32>,
+    /// Plies to a royal capture on every line the engine searched: positive when the side to
+    /// move captures, negative when it is captured. The engine prunes, so this is not a proof.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub engine_sees_capture_in: Option<i32>,
+    /// The engine's best move.
+    pub best_move: String,
+    /// The line the engine expects, from its best move.
+    pub line: Vec<String>,
+    /// The deepest iteration the engine completed, in plies.
+    pub depth: u32,
+    /// Positions the engine searched.
+    pub nodes: u64,
 }
 
 /// One step of the line of best play.
@@ -501,7 +535,16 @@ impl ProbeResponse {
             verdict: Verdict::new(stated, source),
             search,
             moves,
+            estimate: None,
         }
+    }
+
+    /// The same answer with the engine's estimate, which only an unproven answer carries.
+    pub fn with_estimate(mut self, estimate: Estimate) -> ProbeResponse {
+        if self.verdict.category == Category::Unknown {
+            self.estimate = Some(estimate);
+        }
+        self
     }
 
     /// The same answer, its value proven by the certificate in the file `name`.

@@ -303,6 +303,30 @@ impl Position {
         })
     }
 
+    /// The position a [`Position::key`] describes (keys are exact), or `None` for a number
+    /// that is no legal position's key.
+    ///
+    /// ```
+    /// use shogi4_engine::Position;
+    /// let start = Position::start();
+    /// assert_eq!(Position::from_key(start.key()), Some(start));
+    /// ```
+    pub fn from_key(key: u128) -> Option<Position> {
+        let codes = Position::square_codes_in_key(key);
+        let mut board = [None; 16];
+        for (square, &code) in board.iter_mut().zip(codes.iter()) {
+            if code != 0 {
+                *square = Some(Position::piece_of_key_code(code)?);
+            }
+        }
+        let hands = ByColor {
+            first: Position::hand_in_key(key, Color::First),
+            second: Position::hand_in_key(key, Color::Second),
+        };
+        let position = Position::try_from(Setup { board, hands, turn: Position::turn_in_key(key) }).ok()?;
+        (position.key() == key).then_some(position)
+    }
+
     /// The side to move as `key` (a [`Position::key`]) holds it.
     #[inline]
     pub fn turn_in_key(key: u128) -> Color {

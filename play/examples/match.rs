@@ -5,8 +5,8 @@
 //! `cargo run --release -p shogi4-play --example match -- 'CMD A' 'CMD B' [PAIRS] [LIMIT] [JOBS]`
 //!
 //! `LIMIT` is what each move gets: `200ms` (`go movetime`) or `20000n` (`go nodes`); default
-//! `100ms`. Openings are the positions two plies from the start in which neither royal is
-//! attacked, every one in turn; each is
+//! `100ms`. Openings are the lines of four plies from the start after which neither royal is
+//! attacked, a different one for each pair; each is
 //! played twice with the colours swapped (a pair), so neither side profits from an opening
 //! that favours one colour. A game ends at a royal capture, when the side to move has no legal
 //! move, at a position's third occurrence (a draw) or after 200 plies (a draw). A command is
@@ -126,22 +126,42 @@ fn play(first: &mut Engine, second: &mut Engine, opening: &[String], go: &str) -
     }
 }
 
-/// Every position two plies from the start, as move lists.
+/// Plies of an opening.
+const OPENING_PLIES: usize = 4;
+
+/// Every line of [`OPENING_PLIES`] plies from the start after which neither royal is attacked,
+/// as move lists, in a fixed order that spreads the first moves out (consecutive openings
+/// differ early); pair `i` plays opening `i`, so no two pairs of a match repeat one.
 fn openings() -> Vec<Vec<String>> {
-    let start = Position::start();
-    let mut out = Vec::new();
-    for a in start.legal_moves().iter() {
-        let Ok(Played::Position(after)) = start.play(*a) else { continue };
-        for b in after.legal_moves().iter() {
-            // Openings that leave a royal to be taken at once decide nothing about the engines.
-            if let Ok(Played::Position(next)) = after.play(*b) {
-                if !next.can_capture_royal() && !next.threatens_royal() {
-                    out.push(vec![a.to_fairy(), b.to_fairy()]);
+    let mut lines = vec![(Position::start(), Vec::new())];
+    for _ in 0..OPENING_PLIES {
+        let mut next = Vec::new();
+        for (position, moves) in &lines {
+            for mv in position.legal_moves().iter() {
+                // Openings that leave a royal to be taken at once decide nothing about the engines.
+                if let Ok(Played::Position(after)) = position.play(*mv) {
+                    if !after.can_capture_royal() && !after.threatens_royal() {
+                        let mut moves: Vec<String> = moves.clone();
+                        moves.push(mv.to_fairy());
+                        next.push((after, moves));
+                    }
                 }
             }
         }
+        lines = next;
     }
-    out
+    // A stride prime to the count walks every opening once, far apart in move order.
+    let count = lines.len();
+    let stride = (count / 7..).find(|s| gcd(*s, count) == 1).unwrap_or(1);
+    (0..count).map(|i| lines[(i * stride) % count].1.clone()).collect()
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
 }
 
 /// Elo from a score share.

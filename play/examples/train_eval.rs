@@ -18,7 +18,7 @@
 
 use std::path::Path;
 
-use shogi4_engine::{ByColor, Color, Hand, Played, Position, Setup, Square};
+use shogi4_engine::{Played, Position};
 use shogi4_play::eval::{self, features, FEATURES};
 use shogi4_play::{Engine, Limits};
 use shogi4_search::Cancel;
@@ -50,7 +50,7 @@ fn main() {
     });
     let proven: Vec<(u128, Position, f32)> = outcomes
         .into_iter()
-        .filter_map(|(key, outcome)| Some((key, position_of(key)?, f32::from(u8::from(outcome.proven_win()?)))))
+        .filter_map(|(key, outcome)| Some((key, Position::from_key(key)?, f32::from(u8::from(outcome.proven_win()?)))))
         .collect();
     let wins = proven.iter().filter(|s| s.2 > 0.5).count();
     let losses = proven.len() - wins;
@@ -101,21 +101,6 @@ fn main() {
     }
     source.push_str("];\n");
     std::fs::write(out, source).expect("a writable output");
-}
-
-/// The position a key describes, if it is a legal one.
-fn position_of(key: u128) -> Option<Position> {
-    let codes = Position::square_codes_in_key(key);
-    let mut board = [None; 16];
-    for square in Square::all() {
-        let code = codes[square.index()];
-        if code != 0 {
-            board[square.index()] = Some(Position::piece_of_key_code(code)?);
-        }
-    }
-    let hands: ByColor<Hand> =
-        ByColor { first: Position::hand_in_key(key, Color::First), second: Position::hand_in_key(key, Color::Second) };
-    Position::try_from(Setup { board, hands, turn: Position::turn_in_key(key) }).ok()
 }
 
 fn probability(weights: &[f32], position: &Position) -> f32 {

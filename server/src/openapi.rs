@@ -3,7 +3,7 @@
 use utoipa::OpenApi;
 
 use shogi4_api::{
-    BatchEntry, BatchRequest, BatchResponse, Category, FileEntry, FilesResponse, LongestWin, MainlineMove,
+    BatchEntry, BatchRequest, BatchResponse, Category, Estimate, FileEntry, FilesResponse, LongestWin, MainlineMove,
     MainlineResponse, Manifest, ManifestEntry, MoveInfo, ProbeResponse, Problem, ProblemType, SearchStats, Side,
     Source, TableInfo, TablesResponse,
 };
@@ -68,7 +68,7 @@ use crate::routes;
         routes::files::download
     ),
     components(schemas(
-        ProbeResponse, MoveInfo, Category, Source, SearchStats, Side, MainlineResponse, MainlineMove, BatchRequest,
+        ProbeResponse, MoveInfo, Category, Source, SearchStats, Estimate, Side, MainlineResponse, MainlineMove, BatchRequest,
         BatchResponse,
         BatchEntry, TablesResponse, TableInfo, LongestWin, Health, RejectedTable, Problem, FilesResponse,
         FileEntry, Manifest, ManifestEntry

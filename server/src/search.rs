@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use shogi4_answer::Searcher;
 use shogi4_api::{MainlineResponse, ProbeResponse};
 use shogi4_engine::Position;
 use shogi4_proofs::ProofStore;
@@ -100,7 +101,7 @@ pub struct SearchService {
     settings: SearchSettings,
     permits: Arc<Semaphore>,
     /// Idle searchers; created on first need, at most `workers` of them.
-    idle: Mutex<Vec<Search>>,
+    idle: Mutex<Vec<Searcher>>,
     cache: Mutex<ProvenCache>,
     /// What earlier searches established, kept across restarts.
     store: Option<Arc<ProofStore>>,
@@ -199,7 +200,7 @@ impl SearchService {
                 let limits = service.settings.limits(share, deadline);
                 let certified = service.certified();
                 let (searched, analysis) =
-                    shogi4_api::answer::probe(search, &position, &limits, &service.knowledge(&certified));
+                    shogi4_answer::probe(search, &position, &limits, &service.knowledge(&certified));
                 service.keep(searched.facts);
                 service.queue_unfinished(&position, &analysis, client);
                 match certified.find(&position) {
@@ -223,7 +224,7 @@ impl SearchService {
         self.run(deadline, move |search| {
             let limits = service.settings.limits(1, deadline);
             let certified = service.certified();
-            let searched = shogi4_api::answer::mainline(search, &position, &limits, &service.knowledge(&certified));
+            let searched = shogi4_answer::mainline(search, &position, &limits, &service.knowledge(&certified));
             service.keep(searched.facts);
             // Named only with the line it proves: a winner is never stated without its line.
             match certified.find(&position) {
@@ -380,7 +381,7 @@ impl SearchService {
     async fn run<T: Send + 'static>(
         self: &Arc<Self>,
         deadline: Instant,
-        work: impl FnOnce(&mut Search) -> T + Send + 'static,
+        work: impl FnOnce(&mut Searcher) -> T + Send + 'static,
     ) -> Result<T, ApiError> {
         let wait = self.settings.time.min(deadline.saturating_duration_since(Instant::now()));
         if wait.is_zero() {
@@ -406,7 +407,7 @@ impl SearchService {
                 .lock()
                 .expect("not poisoned")
                 .pop()
-                .unwrap_or_else(|| Search::new(service.settings.table_bytes));
+                .unwrap_or_else(|| Searcher::new(service.settings.table_bytes));
             search.watch(Some(watched));
             let result = work(&mut search);
             search.watch(None);

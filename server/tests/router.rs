@@ -358,6 +358,31 @@ async fn positions_without_a_table_are_searched() {
     assert_eq!(sources, ["table", "search", "search"]);
 }
 
+#[tokio::test]
+async fn only_unproven_answers_carry_an_estimate_and_it_decides_nothing() {
+    // The start position is unknown within the budget: the engine's estimate comes beside
+    // the proof search's unknown, and the value fields stay the proof search's.
+    let (status, _, body) = get("/probe?pos=trfk/3c/C3/KFRT_b_-_1").await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["category"], "unknown", "the start is not proven in 300 ms");
+    assert!(body["dtw"].is_null() && body["dtw_at_least"].is_null() && body["dtw_at_most"].is_null());
+    let estimate = &body["estimate"];
+    let legal: Vec<&str> = body["moves"].as_array().unwrap().iter().map(|m| m["move"].as_str().unwrap()).collect();
+    assert!(legal.contains(&estimate["best_move"].as_str().unwrap()), "{estimate}");
+    assert_eq!(estimate["line"][0], estimate["best_move"]);
+    let expected = estimate["expected_score"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&expected), "{estimate}");
+    assert!(estimate["depth"].as_u64().unwrap() >= 4 && estimate["nodes"].as_u64().unwrap() > 0, "{estimate}");
+    assert!(estimate["centipawns"].is_i64() != estimate["engine_sees_capture_in"].is_i64(), "{estimate}");
+    // Proven answers, by a table or by the search, carry none.
+    for pos in ["k3/4/4/K3_b_C_1", "k3/4/4/K3_b_T_1", "4/t1k%2BR/4/1K2_b_-_1"] {
+        let (status, _, body) = get(&format!("/probe?pos={pos}")).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert_ne!(body["category"], "unknown", "{pos}");
+        assert!(body.get("estimate").is_none(), "{pos}: {body}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_burst_of_searches_is_bounded_by_the_workers() {
     // One worker, 200 ms a search: of eight concurrent searches some must be refused (503

@@ -2,7 +2,7 @@
 // selected piece can move to taken from the moves the API listed. Listeners are bound once,
 // on the containers, and find the square or hand piece clicked from its data attributes.
 
-import { HAND_KINDS, PIECE_NAMES, emptyHand, parseMove, parseSfen, squareIndex, squareName } from './shogi4.js';
+import { HAND_KINDS, PIECE_NAMES, PROMOTED_NAMES, TILE_MARKS, emptyHand, parseMove, parseSfen, squareIndex, squareName } from './shogi4.js';
 import { $, state, current, sideName } from './state.js';
 
 /** Draws `data` (or the editor's position while editing), `last` the squares of the move that led to it. */
@@ -49,11 +49,45 @@ export function pieceLabel(piece) {
   return `${piece.owner === 'first' ? 'first' : 'second'} player's ${piece.promoted ? 'promoted ' : ''}${PIECE_NAMES[piece.kind]}`;
 }
 
+/** The animal's name: the promoted tile's own name beside the kind's. */
+export function pieceName(piece) {
+  return piece.promoted ? `${PROMOTED_NAMES[piece.kind]} (promoted ${PIECE_NAMES[piece.kind]})` : PIECE_NAMES[piece.kind];
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+/** Where each direction's mark sits on a tile drawn in a 100 × 100 box, pointing up. */
+const MARK_AT = {
+  F: [50, 9], B: [50, 93], L: [9, 55], R: [91, 55], FL: [16, 20], FR: [84, 20], BL: [10, 92], BR: [90, 92],
+};
+
+/** The tile's marks: a small wedge toward every square the piece steps to (see `TILE_MARKS`). */
+function marksElement(piece) {
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('viewBox', '0 0 100 100');
+  svg.setAttribute('class', 'marks');
+  const directions = TILE_MARKS[piece.kind][piece.promoted ? 1 : 0];
+  svg.dataset.marks = directions.join(' ');
+  for (const direction of directions) {
+    const [x, y] = MARK_AT[direction];
+    const mark = document.createElementNS(SVG, 'circle');
+    mark.setAttribute('cx', String(x));
+    mark.setAttribute('cy', String(y));
+    mark.setAttribute('r', '5.5');
+    mark.setAttribute('class', `mark ${direction}`);
+    svg.append(mark);
+  }
+  return svg;
+}
+
 export function pieceElement(piece) {
   const span = document.createElement('span');
   const bottomOwner = state.flipped ? 'second' : 'first';
   span.className = `piece ${piece.owner} ${piece.owner === bottomOwner ? 'up' : 'down'}${piece.promoted ? ' promoted' : ''}`;
-  span.textContent = piece.kind;
+  span.title = `${sideName(piece.owner)}'s ${pieceName(piece)}`;
+  const letter = document.createElement('span');
+  letter.className = 'letter';
+  letter.textContent = piece.kind;
+  span.append(marksElement(piece), letter);
   span.setAttribute('aria-hidden', 'true');
   return span;
 }

@@ -12,7 +12,7 @@ import { $, state, current, embed, sideName } from './state.js';
 import { probe, probeNow, mainline } from './probe.js';
 import { extendLine, moveTo, newLine, positionInUrl, restoreLine, saveHistory } from './line.js';
 import { bindBoard, redrawShown, renderBoard } from './board.js';
-import { hideProblem, renderVerdict, setVerdict, showProblem } from './verdict.js';
+import { hideProblem, preferredMove, renderEstimate, renderVerdict, setVerdict, showProblem } from './verdict.js';
 import { bindMoves, renderLine, renderMoves } from './moves.js';
 import { bindEditor, closeEditor, editSquare, editorSfen, openEditor, renderEditor } from './editor.js';
 
@@ -26,6 +26,7 @@ function show() {
   state.selected = null;
   state.shown = null;
   hideProblem();
+  renderEstimate({});
   renderLine();
   if (!entry.sfen) {
     showCapture(entry);
@@ -51,10 +52,12 @@ function show() {
     state.shown = result;
     redrawShown();
     renderVerdict(result);
+    renderEstimate(result);
     renderMoves(result);
     if (state.replyPending) {
       state.replyPending = false;
-      if (result.moves.length) setTimeout(() => current() === entry && play(result.moves[0], { byUser: false }), 300);
+      const reply = preferredMove(result);
+      if (reply) setTimeout(() => current() === entry && play(reply, { byUser: false }), 300);
     }
   }, (error) => {
     if (error.name === 'AbortError' || current() !== entry) return;
@@ -95,7 +98,8 @@ function play(move, { byUser = true } = {}) {
 }
 
 function playBest() {
-  if (state.shown?.moves?.length) play(state.shown.moves[0]);
+  const move = state.shown && preferredMove(state.shown);
+  if (move) play(move);
 }
 
 /** Plays the line of best play, one ply every `STEP_MS`; pressed again, stops. */

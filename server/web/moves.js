@@ -31,7 +31,7 @@ function moveValueText(move) {
   }
 }
 
-function moveRow(move) {
+function moveRow(move, engineBest) {
   const row = document.createElement('button');
   row.type = 'button';
   row.className = 'move';
@@ -54,6 +54,14 @@ function moveRow(move) {
     badge.textContent = label;
     badges.append(badge);
   }
+  if (move.move === engineBest) {
+    row.dataset.engineBest = '1';
+    const badge = document.createElement('span');
+    badge.className = 'badge engine';
+    badge.textContent = "engine's choice";
+    badge.title = 'The move the engine plays here: an estimate, not a proof';
+    badges.append(badge);
+  }
   row.append(notation, value, badges);
   row.setAttribute('aria-label', `${move.move}: ${moveValueText(move)}${[...badges.children].map((b) => `, ${b.textContent}`).join('')}`);
   return row;
@@ -74,7 +82,7 @@ export function renderMoves(result) {
     section.className = `move-group ${category}`;
     const heading = document.createElement('h2');
     heading.textContent = `${title} (${moves.length})`;
-    section.append(heading, ...moves.map(moveRow));
+    section.append(heading, ...moves.map((move) => moveRow(move, result.estimate?.best_move)));
     sections.push(section);
   }
   $('moves').replaceChildren(...sections);

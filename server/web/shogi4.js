@@ -22,6 +22,26 @@ export const HAND_KINDS = ['C', 'F', 'R', 'T'];
 /** Names of the pieces, by letter. */
 export const PIECE_NAMES = { K: 'Royal', C: 'Carp', F: 'Fox', R: 'Raccoon-dog', T: 'Tapir' };
 
+/** Promoted pieces' names, as the game's evolved tiles call them. */
+export const PROMOTED_NAMES = { C: 'Koi', F: 'Kitsune', R: 'Tanuki', T: 'Baku' };
+
+const SILVER = ['F', 'FL', 'FR', 'BL', 'BR'];
+const GOLD = ['F', 'FL', 'FR', 'L', 'R', 'B'];
+
+/**
+ * The marks printed on each tile, as on the game's own tiles: one toward every direction the
+ * piece steps in, in its owner's frame (F forward, B back, L left, R right), unpromoted and
+ * promoted. A drawing of the tiles, for a player to read; the legal moves themselves always
+ * come from the API.
+ */
+export const TILE_MARKS = {
+  K: [['F', 'B', 'L', 'R', 'FL', 'FR', 'BL', 'BR'], []],
+  C: [['F'], SILVER],
+  T: [['F', 'FL', 'FR'], SILVER],
+  R: [['FL', 'FR', 'BL', 'BR'], SILVER],
+  F: [['F', 'B', 'L', 'R'], GOLD],
+};
+
 /**
  * A refusal by the server, with its RFC 9457 problem document.
  * `offset` is the character (0-based) where an unparsable position went wrong, when known;

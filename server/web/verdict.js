@@ -64,6 +64,60 @@ export function renderVerdict(result) {
   $('verdict').firstChild.title = DTW_MEANING;
 }
 
+/**
+ * The engine's estimate of an unproven position, drawn apart from the verdict: a bar for the
+ * first player's expected score, the score in carps for the side to move, the engine's best
+ * move and line. Hidden for proven answers, which carry none.
+ */
+export function renderEstimate(result) {
+  const box = $('estimate');
+  const estimate = result.estimate;
+  if (!estimate) {
+    box.hidden = true;
+    box.replaceChildren();
+    delete box.dataset.expectedScore;
+    delete box.dataset.bestMove;
+    return;
+  }
+  const firstShare = result.side_to_move === 'first' ? estimate.expected_score : 1 - estimate.expected_score;
+  box.dataset.expectedScore = String(estimate.expected_score);
+  box.dataset.bestMove = estimate.best_move;
+  const side = sideName(result.side_to_move);
+  const score = estimate.centipawns != null
+    ? `${estimate.centipawns >= 0 ? '+' : '−'}${(Math.abs(estimate.centipawns) / 100).toFixed(2)} for ${side.toLowerCase()}`
+    : estimate.engine_sees_capture_in > 0
+      ? `${side.toLowerCase()} captures the Royal in ${plies(estimate.engine_sees_capture_in)} on every line it searched`
+      : `${side.toLowerCase()}'s Royal falls in ${plies(-estimate.engine_sees_capture_in)} on every line it searched`;
+  const title = document.createElement('p');
+  title.className = 'estimate-text';
+  title.textContent = `Engine estimate: ${score}; it plays ${estimate.best_move}`;
+  const bar = document.createElement('div');
+  bar.className = 'estimate-bar';
+  bar.setAttribute('role', 'img');
+  bar.setAttribute('aria-label', `First player's expected score ${Math.round(firstShare * 100)}%`);
+  const fill = document.createElement('div');
+  fill.className = 'estimate-fill';
+  fill.style.width = `${(firstShare * 100).toFixed(1)}%`;
+  bar.append(fill);
+  const note = document.createElement('p');
+  note.className = 'estimate-note';
+  note.textContent = `Not proven: an alpha-beta search to depth ${estimate.depth} (${estimate.nodes.toLocaleString('en')} nodes) `
+    + `over a learned evaluation. Expected line: ${estimate.line.join(' ')}`;
+  box.replaceChildren(title, bar, note);
+  box.hidden = false;
+}
+
+/**
+ * The move to play for the side to move: the best proven move, unless nothing better than a
+ * draw is proven and the engine prefers a move not proven lost.
+ */
+export function preferredMove(result) {
+  const best = result.moves[0];
+  if (!best || best.category === 'win' || !result.estimate) return best ?? null;
+  const engine = result.moves.find((move) => move.move === result.estimate.best_move);
+  return engine && engine.category !== 'loss' ? engine : best;
+}
+
 export function hideProblem() {
   $('problem').hidden = true;
   $('problem').replaceChildren();

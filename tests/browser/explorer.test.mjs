@@ -274,6 +274,77 @@ test('hovering a move marks its squares; against the tablebase, the best reply f
   await page.context().close();
 });
 
+test('an unproven position shows the engine\'s estimate apart from the verdict, its move marked', async () => {
+  const page = await open(`/?pos=${underscored(START)}`);
+  const seen = await shown(page, START);
+  assert.equal(seen.category, 'unknown', 'the start is not proven within the budget');
+  await page.waitForSelector('#estimate:not([hidden])');
+  const estimate = await page.evaluate(() => {
+    const box = document.getElementById('estimate');
+    return { best: box.dataset.bestMove, expected: Number(box.dataset.expectedScore), text: box.textContent };
+  });
+  assert.ok(seen.moves.some((m) => m.move === estimate.best), estimate.best);
+  assert.ok(estimate.expected >= 0 && estimate.expected <= 1, String(estimate.expected));
+  assert.match(estimate.text, /Not proven/);
+  const marked = await page.$$eval('[data-engine-best="1"]', (rows) => rows.map((r) => r.dataset.move));
+  assert.deepEqual(marked, [estimate.best]);
+  // The verdict itself still says what is proven, and nothing more.
+  assert.match(seen.text, /no forced result within \d+ plies/);
+  // A proven answer has no estimate.
+  await page.goto(`${origin}/?pos=${underscored(KKC_WIN)}`);
+  await shown(page, KKC_WIN);
+  assert.equal(await page.$eval('#estimate', (box) => box.hidden), true);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
+test('each piece carries a mark toward every step it takes, and its name on hover', async () => {
+  const page = await open(`/?pos=${underscored(START)}`);
+  await shown(page, START);
+  const piece = (square) => page.$eval(`[data-square="${square}"] .piece`, (p) => ({
+    title: p.title, marks: p.querySelector('svg.marks').dataset.marks.split(' ').sort().join(' '),
+  }));
+  assert.deepEqual(await piece('a1'), { title: 'First player\'s Royal', marks: 'B BL BR F FL FR L R' });
+  assert.deepEqual(await piece('c1'), { title: 'First player\'s Raccoon-dog', marks: 'BL BR FL FR' });
+  assert.deepEqual(await piece('d3'), { title: 'Second player\'s Carp', marks: 'F' });
+  assert.deepEqual(await piece('a4'), { title: 'Second player\'s Tapir', marks: 'F FL FR' });
+  const promoted = await open('/?pos=k3/1%2BF2/4/K3_w_-_1');
+  await shown(promoted, 'k3/1+F2/4/K3 w - 1');
+  assert.deepEqual(await promoted.$eval('[data-square="b3"] .piece', (p) => ({
+    title: p.title, marks: p.querySelector('svg.marks').dataset.marks.split(' ').sort().join(' '),
+  })), { title: 'First player\'s Kitsune (promoted Fox)', marks: 'B F FL FR L R' });
+  await promoted.context().close();
+  await page.context().close();
+});
+
+test('a whole game against the engine, from the start to a royal capture', async () => {
+  const page = await open(`/?pos=${underscored(START)}`);
+  await shown(page, START);
+  await page.check('#auto-reply');
+  // The person plays the last move listed (the worst known) each turn; the engine answers.
+  for (let turn = 0; ; turn++) {
+    assert.ok(turn < 60, 'the game ended within 60 moves of each side');
+    await page.waitForFunction(() => {
+      const verdict = document.getElementById('verdict');
+      const side = document.getElementById('turn').dataset.side;
+      return verdict.dataset.source === 'game'
+        || (side === 'first' && verdict.dataset.category !== '' && document.querySelector('[data-move]'));
+    }, null, { timeout: 30_000 });
+    if (await page.getAttribute('#verdict', 'data-source') === 'game') break;
+    const moves = await page.$$eval('[data-move]', (rows) => rows.map((r) => r.dataset.move));
+    await page.click(`[data-move="${moves.at(-1)}"]`);
+    await page.waitForFunction(() => document.getElementById('turn').dataset.side !== 'first'
+      || document.getElementById('verdict').dataset.source === 'game');
+  }
+  const verdict = await page.textContent('#verdict');
+  assert.match(verdict, /Second player captured the Royal/);
+  const played = await page.$$eval('#line button', (buttons) => buttons.length - 1);
+  assert.ok(played >= 2 && played % 2 === 0, `${played} plies, the engine's capture last`);
+  await page.screenshot({ path: join(ARTIFACTS, 'game-against-the-engine.png') });
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
 test('copy buttons put the SFEN, the FEN and the link on the clipboard', async () => {
   const page = await open(`/?pos=${underscored(KKC_WIN)}`);
   await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin });

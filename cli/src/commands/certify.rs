@@ -15,7 +15,7 @@ use crate::error::{parse_position, CliError};
 pub fn certify(pos: &str, out: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
     let position = parse_position(pos)?;
     let mut search = budget.search()?;
-    let certificate = search.certify(&position, &budget.limits).ok_or_else(|| {
+    let certificate = search.search.certify(&position, &budget.limits).ok_or_else(|| {
         CliError::Certificate(format!(
             "{}: no proof within the budget (nothing proven, or the proof tree could not be written out in time)",
             position.to_sfen()

@@ -5,10 +5,11 @@
 
 use std::path::Path;
 
+use shogi4_answer::Searcher;
 use shogi4_api::{MainlineResponse, ProbeResponse};
 use shogi4_engine::Position;
 use shogi4_proofs::{Opened, ProofStore};
-use shogi4_search::{Analysis, Limits, Outcome, Recall, Search};
+use shogi4_search::{Analysis, Limits, Outcome, Recall};
 use shogi4_tablebase::{ProbeError, Tablebase};
 
 use crate::error::{parse_position, CliError};
@@ -25,9 +26,9 @@ pub struct SearchBudget {
 impl SearchBudget {
     /// A search with this budget's table, refused before it is allocated where it would not fit
     /// (see [`tables_fit`]).
-    pub fn search(&self) -> Result<Search, CliError> {
+    pub fn search(&self) -> Result<Searcher, CliError> {
         tables_fit(self.table_bytes, 1)?;
-        Ok(Search::new(self.table_bytes))
+        Ok(Searcher::new(self.table_bytes))
     }
 }
 
@@ -74,7 +75,7 @@ pub fn mainline(query: &Query, json: bool) -> Result<(), CliError> {
         Err(ProbeError::NoTable { .. }) => {
             let store = open_store(query.store.as_deref())?;
             let mut search = budget.search()?;
-            let searched = shogi4_api::answer::mainline(&mut search, &position, &budget.limits, known(&store));
+            let searched = shogi4_answer::mainline(&mut search, &position, &budget.limits, known(&store));
             record(store.as_ref(), &searched.facts)?;
             searched.answer
         }
@@ -124,12 +125,26 @@ fn search_position(
     json: bool,
 ) -> Result<(), CliError> {
     let mut search = budget.search()?;
-    let (searched, analysis) = shogi4_api::answer::probe(&mut search, position, &budget.limits, known(&store));
+    let (searched, analysis) = shogi4_answer::probe(&mut search, position, &budget.limits, known(&store));
     record(store.as_ref(), &searched.facts)?;
     if json {
         println!("{}", serde_json::to_string(&searched.answer).expect("serializable"));
     } else {
         print_analysis(position, &analysis);
+        if let Some(estimate) = &searched.answer.estimate {
+            let score = match (estimate.centipawns, estimate.engine_sees_capture_in) {
+                (Some(cp), _) => format!("{:+.2}", f64::from(cp) / 100.0),
+                (None, Some(plies)) => format!("sees a royal capture in {plies} plies"),
+                (None, None) => String::new(),
+            };
+            println!(
+                "  estimate (engine, not proven): {score}, expected score {:.3}, best {}, depth {}: {}",
+                estimate.expected_score,
+                estimate.best_move,
+                estimate.depth,
+                estimate.line.join(" ")
+            );
+        }
     }
     Ok(())
 }
@@ -191,7 +206,7 @@ pub fn open_store(path: Option<&Path>) -> Result<Option<ProofStore>, CliError> {
 }
 
 /// What a search builds on: the store, or nothing.
-fn known(store: &Option<ProofStore>) -> &dyn Recall {
+fn known(store: &Option<ProofStore>) -> &(dyn Recall + Sync) {
     match store {
         Some(store) => store,
         None => &(),
