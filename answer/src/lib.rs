@@ -29,6 +29,12 @@ fn engine_table_mb(table_bytes: usize) -> usize {
     (table_bytes >> 22).clamp(1, 16)
 }
 
+/// The bytes a [`Searcher`] holds with a proof search table of `table_bytes`: that table and
+/// the engine's.
+pub fn searcher_bytes(table_bytes: usize) -> usize {
+    table_bytes + (engine_table_mb(table_bytes) << 20)
+}
+
 /// What answers one request at a time: the proof search and the engine, each with its fixed
 /// table, allocated once.
 pub struct Searcher {

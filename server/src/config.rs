@@ -227,17 +227,19 @@ impl Config {
     /// What one request may cost, and each client.
     pub fn limits(&self) -> Result<ServiceLimits, StartError> {
         let limits = self.limits_unchecked()?;
-        // Each search worker, and each background worker, holds a transposition table, made
-        // when first needed: one that cannot be had would abort the process at a request, so a
-        // total past the memory the system has is refused now, with the reason.
+        // Each search worker holds a transposition table and the engine's smaller one, each
+        // background worker a transposition table, made when first needed: one that cannot be
+        // had would abort the process at a request, so a total past the memory the system has
+        // is refused now, with the reason.
         let search = &limits.search;
-        let tables = (search.workers + search.background.workers) as u64 * search.table_bytes as u64;
+        let tables = search.workers as u64 * shogi4_answer::searcher_bytes(search.table_bytes) as u64
+            + search.background.workers as u64 * search.table_bytes as u64;
         if let Some(available) = shogi4_tablebase::available_memory().filter(|&available| tables > available) {
             return Err(StartError::Setting {
                 flag: "--search-table-mb",
                 detail: format!(
-                    "{} search and {} background workers with a table of {} MiB each need {} MiB, more than the {} \
-                     MiB the system has available",
+                    "{} search and {} background workers with a table of {} MiB each (and the engine's beside each \
+                     search worker's) need {} MiB, more than the {} MiB the system has available",
                     search.workers,
                     search.background.workers,
                     search.table_bytes >> 20,
