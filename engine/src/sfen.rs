@@ -326,9 +326,12 @@ impl Position {
         Position::try_from(setup).map_err(NotationError::Illegal)
     }
 
-    /// SFEN and Fairy-Stockfish FEN together.
+    /// SFEN and Fairy-Stockfish FEN together, the board walked once for both (the FEN's
+    /// board is the SFEN's with the carp's letter changed).
     pub fn to_sfen_and_fen(&self) -> (String, String) {
-        (self.to_sfen(), self.to_fen())
+        let board = self.board_text(Kind::letter);
+        let fairy = board.replace('C', "P").replace('c', "p");
+        (self.sfen_after(board), self.fen_after(fairy))
     }
 
     /// SFEN with move number 1, e.g. `trfk/3c/C3/KFRT b - 1`.
@@ -385,7 +388,11 @@ impl Position {
     /// `trfk/3p/P3/KFRT[] w - - 0 1`: the carp is `P`, the hands are in brackets, `w` is the
     /// first player, and the castling, en-passant and move counters follow.
     pub fn to_fen(&self) -> String {
-        let mut out = self.board_text(Kind::fairy_letter);
+        self.fen_after(self.board_text(Kind::fairy_letter))
+    }
+
+    fn fen_after(&self, board: String) -> String {
+        let mut out = board;
         out.push('[');
         for color in Color::BOTH {
             for kind in Kind::HAND_KINDS {
@@ -464,6 +471,14 @@ mod tests {
         assert_eq!(p.hand(Color::Second).count(Kind::Fox), 1);
         assert_eq!(p.to_fen(), "k3/4/4/K3[PPfr] b - - 0 1");
         assert_eq!(Position::parse(&p.to_fen()).unwrap(), p);
+    }
+
+    #[test]
+    fn both_notations_at_once_are_each_alone() {
+        for sfen in ["trfk/3c/C3/KFRT b - 1", "k3/1+C2/4/K3 w Cfr 1", "t2k/2fc/CR2/KF1T w r 1"] {
+            let p = Position::parse(sfen).unwrap();
+            assert_eq!(p.to_sfen_and_fen(), (p.to_sfen(), p.to_fen()), "{sfen}");
+        }
     }
 
     #[test]

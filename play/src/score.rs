@@ -50,9 +50,9 @@ pub enum Verdict {
 /// Reads a score from the root's point of view.
 pub fn verdict(score: i32) -> Verdict {
     if score > MATE_BOUND {
-        Verdict::Win((MATE - score) as u32)
+        Verdict::Win((MATE - score).max(0) as u32)
     } else if score < -MATE_BOUND {
-        Verdict::Loss((MATE + score) as u32)
+        Verdict::Loss((MATE + score).max(0) as u32)
     } else {
         Verdict::Centipawns(score)
     }

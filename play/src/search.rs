@@ -398,8 +398,8 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Whether the position with `key` at `ply` repeats one before it on the path with the
-    /// same side to move.
+    /// Whether the position last pushed on the path, whose key is `key`, repeats one before
+    /// it with the same side to move (two, four, … plies back).
     fn repeats(&self, key: u128) -> bool {
         let here = self.path.len() - 1;
         let mut at = here;
@@ -638,13 +638,14 @@ impl<'a> Worker<'a> {
             if !(threatened || capture || (qply == 0 && position.threatens_after(mv))) {
                 continue;
             }
-            let child = position.play_unchecked(mv);
             let child_key = position.key_after(key, mv);
-            if self.repeats(child_key) {
-                continue;
-            }
+            // A move back to a position of the line is a draw, as in the main search.
             self.path.push(child_key);
-            let score = -self.quiesce(&child, child_key, ply + 1, -beta, -alpha, qply + 1);
+            let score = if self.repeats(child_key) {
+                0
+            } else {
+                -self.quiesce(&position.play_unchecked(mv), child_key, ply + 1, -beta, -alpha, qply + 1)
+            };
             self.path.pop();
             if score > best {
                 best = score;

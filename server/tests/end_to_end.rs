@@ -597,7 +597,8 @@ fn an_unusable_setting_stops_the_server_with_the_flag_named() {
         // search, and one that could not be had would abort the server mid-request.
         (
             &["--search-table-mb", "65536", "--search-workers", "16", "--background-workers", "1"][..],
-            "--search-table-mb: 16 search and 1 background workers with a table of 65536 MiB each need 1114112 MiB",
+            "--search-table-mb: 16 search and 1 background workers with a table of 65536 MiB each (and the engine's \
+             beside each search worker's) need 1114368 MiB",
         ),
     ];
     for (flags, expected) in cases {
