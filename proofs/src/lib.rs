@@ -70,6 +70,17 @@ impl shogi4_search::Recall for ProofStore {
     }
 }
 
+/// The store is where `shogi4 prove`'s best-first prover keeps what it settles.
+impl shogi4_search::best_first::ProofRecord for ProofStore {
+    type Error = StoreError;
+    fn stored(&self, positions: &[Position]) -> Result<Vec<Option<Outcome>>, StoreError> {
+        ProofStore::recall(self, positions)
+    }
+    fn keep(&self, facts: &[(u128, Outcome)]) -> Result<(), StoreError> {
+        self.record(facts).map(drop)
+    }
+}
+
 impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -139,6 +139,7 @@
 //! assert_eq!(report.outcome, Outcome::Proven(Value::Win(3)));
 //! ```
 
+pub mod best_first;
 mod dfpn;
 pub mod guess;
 mod numbers;
