@@ -9,7 +9,7 @@
 //! estimate depends on the position and the budget alone) and takes what the store and the
 //! certificates prove as exact.
 //!
-//! The order around it is the callers' one lookup: [`shogi4_tablebase::Tablebase::table`]
+//! The order around it is the callers' one lookup: `shogi4_tablebase::Tablebase::table`
 //! first (a table answers exactly, and nothing is recorded), these functions when it has no
 //! table for the position's closed game.
 
@@ -46,7 +46,7 @@ pub struct Searcher {
 
 impl Searcher {
     /// A searcher whose proof search has a table of `table_bytes` (and the engine a smaller one,
-    /// see [`engine_table_mb`]).
+    /// see [`searcher_bytes`]).
     pub fn new(table_bytes: usize) -> Searcher {
         Searcher {
             search: Search::new(table_bytes),

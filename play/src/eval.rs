@@ -7,7 +7,7 @@
 //! royal, and whether the side to move's royal is threatened. The weights are log-odds that
 //! the side to move wins, fitted by logistic regression to proven outcomes
 //! (`examples/train_eval.rs`), and [`evaluate`] scales them by
-//! [`CENTIPAWNS_PER_LOGIT`](crate::score::CENTIPAWNS_PER_LOGIT). The model only orders and
+//! [`CENTIPAWNS_PER_LOGIT`]. The model only orders and
 //! estimates; nothing it says is claimed as proven.
 
 mod weights;
