@@ -148,3 +148,23 @@ fn keeps_win(tablebase: &Tablebase<Table<Vec<u8>>>, position: &Position, mv: Mov
         Played::Position(next) => matches!(tablebase.value(&next), Ok(Value::Loss(_))),
     }
 }
+
+#[test]
+fn a_position_the_proof_store_proves_gets_its_proven_score() {
+    // The store as the server and the CLI hand it to the engine: through the search's Recall.
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = shogi4_proofs::ProofStore::open(&dir.path().join("proofs.redb")).unwrap();
+    let start = Position::start();
+    let child = after(&start, "c1b2");
+    store.record(&[(child.key(), Outcome::Bounded { win: false, at_least: 30, at_most: 60 })]).unwrap();
+    let engine = Engine::new(4);
+    let oracle = shogi4_play::Recalled(&store);
+    let analysis = engine.search(&start, &[], &depth(3), &oracle, &Cancel::default(), |_| {});
+    // A loss within 60 for the second player after c1b2: the first player wins within 61.
+    assert_eq!(analysis.best_move().unwrap().to_string(), "c1b2");
+    assert_eq!(analysis.score(), Some(win_in(61)));
+    // The root itself, once stored, is the proven score at the root.
+    store.record(&[(start.key(), Outcome::Proven(Value::Win(41)))]).unwrap();
+    let analysis = engine.search(&start, &[], &depth(3), &oracle, &Cancel::default(), |_| {});
+    assert_eq!((analysis.score(), analysis.proven), (Some(win_in(41)), Some(Outcome::Proven(Value::Win(41)))));
+}
