@@ -9,123 +9,13 @@
 //! statement too (the position's distance is larger than `D`, or it is a draw).
 //!
 //! Why the value questions: the exact distance needs every shorter distance refuted first,
-//! and in iterative deepening those refutations cost most of the search. A player needs the
-//! value first. How a budget is split between the two is a [`Plan`]; the default was
-//! measured with `scripts/search-reach.sh` on its careful-play positions (200 of them, 1 s
-//! each, one thread per position), against the plan before it (30% for deepening, then
-//! "win within 61", "loss within 60", "win within 121", "loss within 120": 63.5% proven as a
-//! value, 44.0% exactly):
-//!
-//! - Questions without a depth (`value.rs`), each at half of what deepening leaves: 66.5%.
-//!   The depth-bounded questions meet each position once per depth; these once.
-//! - Both of them under one root that goes on with the cheaper-looking one: 70.5%. Asked
-//!   alone, "win?" proves 54.5% and "loss?" 17.5% in the same second, so no split of the two
-//!   can do much better.
-//! - 20% of the budget for deepening: 71.5% as a value, 44.0% exactly (3%: 72.0% and
-//!   42.0%; 10%: 70.5% and 45.0%); since then 5%, below.
-//!
-//! With the learned guess (`guess.rs`), at 2 M nodes a position (careful play, self-play,
-//! random playouts proven as a value / exactly): 10% for deepening 133 / 45, 142 / 110,
-//! 162 / 132 against 129 / 43, 141 / 107, 162 / 132 for 20%; at 8 M nodes 151 / 75, 157 / 115,
-//! 171 / 141 against 151 / 77, 158 / 116, 170 / 141; within 1 s (with the guess's first
-//! weights), alternating, two rounds each, careful 74.0% and 74.0% against 73.0% and 75.0%. No better where 1 s reaches, and
-//! unknown answers a ply or two shallower, so 20% stayed then. Again with the value questions'
-//! unit of 4 (`numbers.rs`): 10% gave 139 / 43, 145 / 107, 164 / 132 at 2 M nodes against
-//! 137 / 43, 143 / 106, 163 / 132, and at 8 M careful play 155 / 77 and self-play 161 / 115
-//! against 155 / 78 and 158 / 116, with unknown answers a median of two plies shallower
-//! (30%: 132, 143, 161 at 2 M).
-//!
-//! **5% for deepening (kept).** Measured again at the budgets players meet, once the node had
-//! become cheap enough (see below) for the value questions to use the time they are given.
-//! Within 1 s, alternating with 20% (`scripts/search-reach.sh 200 1000 64 careful,random
-//! PLAN`): careful play 159 of 200 as a value in six rounds of seven with 20% and 160 in one
-//! (mean 159.1), against 163, 160, 163, 162 and 160 in five rounds of 5% (mean 161.6); random
-//! playouts 175–177 against 177–178; exactly, careful 93–96 against 94–96, random 148–149
-//! against 146–147. In one run of all three sets, alternating: within
-//! 1 s careful 163 / 96 against 159 / 93 (as a value / exactly), self-play 170 / 126 against
-//! 167 / 126, random 177 / 146 against 175 / 149; within 300 ms 148 / 73, 153 / 112, 169 / 139
-//! against 146 / 69, 149 / 112, 166 / 137; within 100 ms 129 / 43, 139 / 110, 160 / 130
-//! against 126 / 43, 138 / 106, 160 / 131. The price: an unknown answer says less, a median
-//! of 15 plies without a result on careful play against 18 (self-play 17 against 21). At 16 M
-//! nodes a position (the same searches every run): careful 164 / 93 against 162 / 94, random
-//! 179 / 147 against 177 / 148. Also measured: 2% (careful within 1 s 160 and 162, exactly 93
-//! and 96), 10% (159 twice), and 5% with the range narrowed by deepening instead of bisection
-//! (162 twice; the range's upper bound then stays where the value's proof put it). With 5%,
-//! the slack and the guess's strength, measured at 2 M and 8 M nodes before, were tried again
-//! at 16 M (careful play 164 / 93, random playouts 179 / 147 as kept): ε = ⅛ and ⅓ in
-//! `numbers::grow`, careful 163 / 91 and 164 / 91, random 178 / 148 and 179 / 148; a
-//! [`guess::STRENGTH`] of 0.35 and 0.18, careful 163 / 90 and 164 / 93, random 179 / 147 and
-//! 178 / 145. Flat: they stay.
-//!
-//! A proven range is narrowed by two questions just past its lower bound, then bisection:
-//! bisection alone left the exact share a point or two lower, since most distances lie just
-//! past what deepening refuted. Narrowing by deepening alone (the value's own question at each
-//! distance past the lower bound in turn, [`Narrowing::Deepen`]) found as many exact distances
-//! or two more (careful play 45, 78 and 87 against 43, 78 and 85 at 2, 8 and 12 M nodes;
-//! self-play and random playouts the same at 2 and 8 M), but leaves the upper bound where the
-//! value's proof put it, where bisection narrows the range from both ends: it stays.
-//!
-//! **Where a node's time goes.** `valgrind --tool=cachegrind` on three careful-play positions
-//! at 1 M nodes each counted 1,170 instructions and 6.2 mispredicted branches a node; the
-//! child's move count (about 350 instructions a call) is a quarter of them, the guess, the
-//! table reads and building the child most of the rest. Memory waits little: tables of 4 MiB
-//! instead of 64, small enough for the caches, took only 8% less time (the searches
-//! differing), and building for x86-64-v3 instead of v2 2% less. What did pay is inlining:
-//! the child's key and position (`Position::key_after`, `Position::play_unchecked`), the
-//! fact table's read and the number table's, and the guess, forced inline where the compiler
-//! had left calls, took 1,030 instructions a node, and on 44 careful-play positions at 2 M
-//! nodes 8.0–8.1 s against 8.9 s (alternating, one thread, the same searches node for node).
-//! Forcing the move count or the attack test (`attacks_on`) inline as well gained nothing
-//! or lost 3%. Within 1 s, two rounds alternating with the build before, this build proved
-//! careful play 78.5% and 78.5% as a value against 78.0% and 77.5%, self-play 82.5% and
-//! 80.5% against 79.5% and 81.0%, random playouts 87.5% and 87.0% against 87.0% twice, at
-//! 14.1–14.3 M nodes a second on careful play against 13.3 M. Generating only the safe moves,
-//! each decided from the opponent's reach and the threat's cover once per position
-//! (`Position::safe_moves`) instead of an exposure test per move, took the same 44 positions
-//! from 8.1–8.4 s to 7.8–7.9 s. Both together against the build before them, within 1 s, two
-//! rounds: careful play 78.5% twice against 78.5% and 77.5% (exactly 45.5% twice against
-//! 46.0% twice), self-play 82.5% twice against 78.0% and 79.0%, random playouts 88.0% and
-//! 87.0% against 87.0% and 86.5%; within 300 ms careful play 72.0% and 71.5% against 70.5%
-//! twice. Then each square's direction mask kept beside the board (`Position::put`), so that
-//! move generation reads a byte instead of decoding the piece: 850 instructions a node, the 44
-//! positions in 7.55–7.83 s against 8.00–8.13 s. All three against the build before them,
-//! within 1 s, two rounds: careful play 78.5% and 79.0% against 78.0% twice (exactly 47.5%
-//! twice against 45.0% and 46.0%), self-play 81.0% and 83.5% against 81.0% and 80.5%, random
-//! playouts 87.5% twice against 87.0% twice, at 14.8–15.3 M nodes a second on careful play
-//! against 13.4 M.
-//!
-//! Then three more steps, each giving the same searches node for node. The first two are
-//! (cachegrind, the same three positions; 847 instructions and 5.2 mispredicted branches a
-//! node before them):
-//!
-//! - A child's moves are counted from its parent's [`shogi4_engine::Mobility`]: the
-//!   opponent's landings, gathered once for all the children, since a move that captures
-//!   nothing leaves them as they were. Per child, only the mover's reach and the drops are
-//!   looked at.
-//! - A child's guess is its parent's sum brought up to date on the move's squares
-//!   (`guess::ChildGuesses`).
-//!
-//! Together: 765 instructions a node, and on the 44 positions 7.02–7.11 s of CPU against
-//! 7.51–7.72 s. The third step generates board moves without a branch per direction, and
-//! reads the key's shifts from a table: 786 instructions but 4.3 mispredicted branches a
-//! node, 6.87–6.95 s against 7.01–7.08 s. Within 1 s, against the build before the three
-//! (alternating, two rounds), careful play was proven as a value for 79.5% (77.5% in a round
-//! that a build shared the machine with, at 14.6 M nodes a second; 78.5% and 79.0% for the
-//! build before), self-play for 84.5% twice (83.0% twice), random
-//! playouts for 88.0% twice (88.0% and 87.5%). Careful play ran at 16.1 M nodes a second
-//! against 15.0–15.2 M. Over all of this stop's alternating runs at 1 s (ten rounds of the
-//! faster builds, eleven of the one before), careful play was 158–161 of 200 for the faster builds (mean 159.3) and 156–160 for the one
-//! before (mean 157.8). The aim of 160 lies within a round's noise of where the search now
-//! stands.
-//!
-//! Deepening's last iteration usually runs out of its share: on 60 careful-play positions at
-//! 8 M nodes, 47 ended in an iteration that was stopped, which had taken 42% of deepening's
-//! nodes on average. Not starting an iteration whose cost, foreseen from the last one of its
-//! parity times that one's growth, exceeds what is left (or half of it), so that the value
-//! questions get those nodes instead, was measured and dropped: at 2 M nodes careful play
-//! 138 / 44 and 139 / 46, self-play 145 / 108 and 145 / 110, random 163 / 132 both, against
-//! 137 / 43, 143 / 106 and 163 / 132; but at 8 M nodes careful 153 / 77 against 155 / 78 and
-//! self-play 156 / 115 against 158 / 116, with unknown answers a ply shallower.
+//! and in iterative deepening those refutations cost most of the search, while a player needs
+//! the value first. How a budget is split between the two is a [`Plan`]: by default 5% for
+//! deepening and the rest for the value questions, and a proven range is narrowed by two
+//! questions just past its lower bound, then bisection ([`Narrowing`]). Both were chosen by
+//! measuring reach on the committed sets (`scripts/search-reach.sh`); the runs, what else was
+//! tried, and where a node's time goes are in `docs/measurements.md` ("The search's budget
+//! split and the cost of a node").
 //!
 //! ```
 //! use shogi4_engine::Position;

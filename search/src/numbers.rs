@@ -63,7 +63,7 @@ impl NumberTable {
     }
 
     /// The numbers of (`key`, `depth`), if the table holds them. Always inlined, as the guess is
-    /// (`guess::ChildGuesses::lean`): both run for nearly every child a search generates (see the crate docs).
+    /// (`guess::ChildGuesses::lean`): both run for nearly every child a search generates (see `docs/measurements.md`, "The search's budget split and the cost of a node").
     #[inline(always)]
     pub(crate) fn get(&self, key: u128, depth: u32) -> Option<(u32, u32)> {
         let entry = &self.entries[self.slot(key, depth)];

@@ -128,7 +128,7 @@ impl TranspositionTable {
     /// the same board with weaker or stronger hands imply.
     ///
     /// Always inlined: the value search reads every child's entry, and as a call this took
-    /// about 5% of its time (see the crate docs).
+    /// about 5% of its time (see `docs/measurements.md`, "The search's budget split and the cost of a node").
     #[inline(always)]
     pub(crate) fn get(&self, key: u128) -> Bounds {
         let mut bounds = Bounds::NOTHING;
