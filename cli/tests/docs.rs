@@ -1,6 +1,6 @@
 //! The documents name only what the code has: every `--flag` they mention is a flag of
 //! `shogi4` (some command of it) or of `shogi4-server`, or one of the few other tools' flags
-//! they quote (cargo's); every `shogi4 COMMAND` they show is a command of the binary.
+//! they quote (cargo's, valgrind's); every `shogi4 COMMAND` they show is a command of the binary.
 //! A tidy test, as rust-analyzer keeps them: it fails when a document drifts from the code.
 
 use std::collections::BTreeSet;
@@ -9,8 +9,9 @@ use std::process::Command;
 
 use clap::CommandFactory;
 
-/// Flags of other tools that the documents quote (cargo's).
-const OTHER_TOOLS: [&str; 6] = ["--example", "--nocapture", "--release", "--test", "--workspace", "--no-fail-fast"];
+/// Flags of other tools that the documents quote (cargo's, valgrind's).
+const OTHER_TOOLS: [&str; 7] =
+    ["--example", "--nocapture", "--release", "--test", "--workspace", "--no-fail-fast", "--tool"];
 
 fn repository() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()

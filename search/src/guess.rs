@@ -3,52 +3,8 @@
 //! orders the value search (a child's starting numbers lean toward the side it favours); no
 //! answer ever rests on it, so a poor guess costs time, never a wrong claim.
 //!
-//! **Why.** A child's starting numbers came from its mobility alone: how many safe moves its
-//! mover has to answer or to refute. That says where a proof is *short*, not who is *ahead*,
-//! and the value questions of real games are long. Measured with the reach script's node
-//! budgets (the same searches on every run), proven as a value / exactly, against the mobility
-//! alone:
-//!
-//! | set | 2 M nodes | 8 M nodes |
-//! |---|---|---|
-//! | careful play | 129 / 44 against 122 / 36 | 150 / 78 against 145 / 75 |
-//! | self-play | 142 / 105 against 130 / 105 | 156 / 115 against 149 / 115 |
-//! | random playouts | 161 / 132 against 159 / 129 | 172 / 141 against 168 / 141 |
-//!
-//! At 16 M nodes careful play reaches 160 (80%) against 154, exactly 91 against 91: the
-//! issue's aim for it, at about one and a half times the nodes that one second gives today.
-//!
-//! Both searches lean: the value questions (`value.rs`) and the depth-bounded ones
-//! (`dfpn.rs`, whose numbers are then scaled by the depth left). The value questions alone
-//! gave careful play 132 / 38 and 150 / 76: the depth-bounded search's lean is what raises
-//! the exact share. With both leaning, strengths 0.25 and 0.5 gave careful 128 / 44 and
-//! 131 / 41, self-play 140 / 105 and 142 / 106: flat around the 0.35 kept then. (Since the
-//! value questions count a move as 4 in their starting numbers, so that the favoured side's
-//! number can lean too, 0.25 is kept: `numbers::VALUE_UNIT` has the figures.) Tried on the value
-//! questions alone, at 2 M nodes on careful play: other strengths ([`STRENGTH`] 0.25, 0.5,
-//! 0.7 and 1: 129, 130, 127 and 120) and models trained on the proven facts of short analyses
-//! of 4,000 random playouts (a seed of their own), alone or beside the proofs (130 and 130). A richer model, with a weight per (piece, offset from
-//! either royal) as well, fitted the held-out proofs far better (log loss 0.048 against
-//! 0.066) but proved no more with both searches leaning (careful 129 / 46, self-play 142 /
-//! 107, random 162 / 131 at 2 M nodes; 129 and 143 with a strength of 0.6), at two thirds of
-//! the speed. **What carries it is the part that depends on the position**: the trained bias
-//! alone (every child leaned alike, about 3.7 ×) proved careful 120 / 26, self-play 129 / 102
-//! and random 159 / 124 at 2 M nodes, below the mobility alone; the trained weights with the
-//! bias (5.36) replaced by 0, 3 or 7 proved careful 120, 127 and 131, self-play 130, 136 and
-//! 143. Tactics did not help either: a weight per piece (by code as the mover sees it) that
-//! the other side's pieces reach, from each side's reach on the board, fitted the held-out
-//! proofs far better again (log loss 0.043 against 0.065), but at 2 M nodes proved careful
-//! 131 / 47, self-play 142 / 107, random 161 / 132 (strength 0.5: 128, 142, 162) and at 8 M
-//! nodes 150 / 77, 160 / 115, 171 / 142, against 129 / 43, 141 / 107, 162 / 132 and 151 / 77,
-//! 158 / 116, 170 / 141, at a tenth fewer nodes a second. Nor did leaning one side of the
-//! numbers only: the mobility side alone gave 131 / 45, 143 / 107, 162 / 132 at 2 M nodes but
-//! 150 / 77, 154 / 115, 171 / 142 at 8 M; the other side alone 119, 129, 157 at 2 M. And the
-//! root's choice between "win?" and "loss?" is not where the time goes: comparing the loss
-//! question's proof number halved or quartered (a sum over every move, where the win's is the
-//! least of its moves') gave careful 130 and 129 at 2 M nodes. Over the closed games'
-//! positions (the differential test, 2,000 nodes each) it proves
-//! a little less: 81,598 exactly and 5,160 with bounds of 100,001,
-//! against 82,265 and 4,808, none wrong; those positions are what the tables answer.
+//! **Why**, and the runs that chose the model and its strength: `docs/measurements.md` ("The
+//! learned guess").
 //!
 //! **The model** has one weight per (square, piece as its owner relates to the mover) and per
 //! (side, kind, one or two held), and a bias: [`FEATURES`] in all, the board turned so that
@@ -64,24 +20,7 @@
 //! The weights' header names the export they came from (the file's hash; the file as of
 //! commit `64f8621`, after the tenth prover run). The file grows with each prover run, but new
 //! weights change the search, so they are trained again only as a change of their own,
-//! measured like any other. Trained on that file's 409,780 outcomes instead of the 377,051
-//! the figures above came from (held out: log loss 0.0652 against 0.0655), the weights prove
-//! about as much: at 2 M nodes careful play 129 / 43, self-play 141 / 107, random 162 / 132;
-//! at 8 M nodes 151 / 77, 158 / 116, 170 / 141. The differential test: 81,649 exactly and
-//! 5,138 with bounds (81,598 and 5,160 with the first weights). Trained again on the export
-//! after the fourteenth run (539,744 outcomes; held out, log loss 0.0695), they proved no
-//! more: at 2 M nodes careful play 136 / 44, self-play 144 / 106, random 163 / 131 against
-//! 137 / 43, 143 / 106, 163 / 132 for the weights kept; at 8 M nodes careful 153 / 78 and
-//! self-play 157 / 116 against 155 / 78 and 158 / 116. They stay.
-//!
-//! **Trained on random playouts too, tried and dropped** (2026-12-05), since random playouts
-//! are the set furthest from its aim: the proven facts of analyses at 1 M nodes of random
-//! playouts drawn with a seed of their own (not the reach set's), 16,000 positions giving
-//! 188,935 proven outcomes (held out: log loss 0.271, accuracy 0.887, where the opening's
-//! proofs are far easier to fit). Alone, at 8 M nodes a position: random playouts 173 / 142,
-//! careful play 157 / 70, self-play 156 / 98 (as kept: 173 / 142, 155 / 72, 156 / 97). Beside
-//! the opening's proofs (4,000 such playouts, 47,243 more outcomes): random 174 / 143,
-//! careful 157 / 70. Within the spread of any changed order.
+//! measured like any other.
 
 mod weights;
 
@@ -98,7 +37,7 @@ const HAND_FEATURES: usize = 16 * CODES;
 pub const FEATURES: usize = HAND_FEATURES + 16 + 1;
 /// How far a guess moves the starting numbers: a child its mover is guessed to win with log-odds
 /// `s` has the numbers on the mover's winning side divided, on its losing side multiplied, by
-/// `2^(STRENGTH · s)` (see `numbers::starting_numbers`). Measured, see the module doc.
+/// `2^(STRENGTH · s)` (see `numbers::starting_numbers`). Measured: `docs/measurements.md` ("The learned guess").
 pub const STRENGTH: f32 = 0.25;
 /// The log-odds are clamped to ± this before they scale anything. At 2 M / 8 M nodes a
 /// position (`scripts/search-reach.sh 200 2000000n,8000000n 64 careful,random`), a clamp of 4
