@@ -86,6 +86,10 @@ pub fn run(oracle: Arc<dyn Oracle + Send>) -> std::io::Result<()> {
                 finish(&mut running);
                 match set_option(args) {
                     Ok(("hash", value)) => match parse_in(value, 1, MAX_HASH_MB) {
+                        // A table the system cannot give would abort the engine mid-game.
+                        Ok(mb) if shogi4_tablebase::available_memory().is_some_and(|free| (mb as u64) << 20 > free) => {
+                            say(&format!("info string error: Hash: {mb} MiB is more than the memory available"))
+                        }
                         Ok(mb) if mb != hash_mb => {
                             hash_mb = mb;
                             engine = Arc::new(Engine::new(mb));
