@@ -95,14 +95,7 @@ pub(crate) struct Step {
 /// prove below an OR node, to disprove below an AND node), until it passes the second best's
 /// (with slack, see `grow`) or the node's own thresholds.
 ///
-/// Ties go to the first child in move order. Broken instead by the other number (the larger,
-/// or the smaller), careful play at 2 M / 8 M nodes a position went from 137 / 155 proven as a
-/// value to 136 / 154 and 138 / 153 (random playouts the same). Again with the smaller, on all
-/// three sets (random, careful, self-play; as kept in brackets): at 1 M nodes 160, 122, 140
-/// (159, 124, 143), at 2 M 165, 135, 149 (163, 131, 147), at 4 M 169, 144, 151 (169, 143,
-/// 152), at 16 M 178, 163, 158 (179, 163, 158): the spread of a changed order. Written as selects rather than
-/// branches, the choice of best and second best mispredicted no less (the compiler already
-/// emits them) and ran 1% slower.
+/// Ties go to the first child in move order (measured: `docs/measurements.md`, "Proof numbers").
 pub(crate) fn step(
     question: Question,
     children: impl Iterator<Item = ((u32, u32), bool)>,
@@ -157,14 +150,8 @@ pub(crate) fn step(
 }
 
 /// A child's threshold from the second-best sibling's number, with some slack (the 1 + ε
-/// trick): switching back and forth between two near-equal children re-expands both.
-///
-/// ε = ¼, measured with `scripts/search-reach.sh 200 8000000n` (a node budget, so the same
-/// searches on every run): against ε = 1, careful play 130 → 137 of 200 proven as a value
-/// and 72 → 80 exactly, random playouts 163 → 167, self-play 136 → 140; ε = ⅛ and ⅜ gave 136
-/// and 137 on careful play (ε = ½ gave 131 within 1 s, against 134 for ¼ in the same series).
-/// Again with [`VALUE_UNIT`] at 4, at 2 M nodes: ε = ⅛ and ½ gave careful play 134 and 135,
-/// self-play 143 and 144, random playouts 161 and 161, against 137, 143 and 163.
+/// trick): switching back and forth between two near-equal children re-expands both. ε = ¼,
+/// measured (`docs/measurements.md`, "Proof numbers").
 pub(crate) fn grow(second: u32) -> u32 {
     second.saturating_add((second / 4).max(1))
 }
@@ -175,23 +162,7 @@ pub(crate) fn grow(second: u32) -> u32 {
 /// With 1, the number on the side the guess favours, `1 / lean`, rounds back up to 1 (never 0:
 /// that would say settled), so the lean could only raise the other side; with 4 it lowers
 /// the favoured side as well, and the 1 + ε slack (`grow`) is no longer a whole unit on the
-/// smallest numbers. Measured with `scripts/search-reach.sh 200 2000000n` and `8000000n`
-/// (careful play, self-play, random playouts, proven as a value / exactly), together with
-/// the guess's [`crate::guess::STRENGTH`] lowered from 0.35 to 0.25: at 2 M nodes 137 / 43,
-/// 143 / 106, 163 / 132 against 129 / 43, 141 / 107, 162 / 132; at 8 M nodes 155 / 78,
-/// 158 / 116, 171 / 142 against 151 / 77, 158 / 116, 170 / 141; at 16 M nodes careful play 161
-/// / 94 against 162 / 94. A gain where a search is short (the server's default budget is
-/// 300 ms), none where it is long. With the strength kept at 0.35: a unit of 4 here alone gave
-/// 136, 144, 163 at 2 M nodes but 152, 155, 173 at 8 M, and 8 gave 136, 145, 163 at 2 M; in
-/// both searches, units of 2, 4, 8 and 16 gave careful play 133, 136, 135 and 135 at 2 M, and 4
-/// gave 154, 154, 172 at 8 M; in the depth-bounded search alone, 4 gave 129, 139, 160 at 2 M,
-/// so that search keeps 1. Strength 0.5 with the unit gave careful 154 and self-play 155 at
-/// 8 M; strengths 0.2 and 0.3, 132, 139, 162 and 135, 144, 161 at 2 M. Nor do the two sides want
-/// different units: the favoured side at 2 or 8 against 4 per move gave 137, 141, 161 and
-/// 133, 143, 164 at 2 M nodes; nor a curved count, the safe moves to the power 0.75 or 1.25:
-/// 132, 143, 163 and 134, 142, 162; at 8 M nodes, powers 0.5, 0.75 and 1.15 scaled to agree
-/// at four moves gave random playouts 171, 172 and 173 and careful play 147, 154 and 156,
-/// against 173 and 155.
+/// smallest numbers (measured: `docs/measurements.md`, "Proof numbers").
 pub(crate) const VALUE_UNIT: u32 = 4;
 
 /// The numbers of a node not yet expanded whose mover has `safe_moves` (at least one) and is
