@@ -326,17 +326,16 @@ impl Position {
         Position::try_from(setup).map_err(NotationError::Illegal)
     }
 
-    /// SFEN and Fairy-Stockfish FEN together, the board walked once for both (the FEN's
-    /// board is the SFEN's with the carp's letter changed).
+    /// SFEN and Fairy-Stockfish FEN together, the board walked once for both.
     pub fn to_sfen_and_fen(&self) -> (String, String) {
-        let board = self.board_text(Kind::letter);
-        let fairy = board.replace('C', "P").replace('c', "p");
-        (self.sfen_after(board), self.fen_after(fairy))
+        let board = self.board_text();
+        let fen = self.fen_after(&board);
+        (self.sfen_after(board), fen)
     }
 
     /// SFEN with move number 1, e.g. `trfk/3c/C3/KFRT b - 1`.
     pub fn to_sfen(&self) -> String {
-        self.sfen_after(self.board_text(Kind::letter))
+        self.sfen_after(self.board_text())
     }
 
     /// The game's last position after `mv`, a royal capture, in SFEN syntax: the capturing
@@ -388,11 +387,20 @@ impl Position {
     /// `trfk/3p/P3/KFRT[] w - - 0 1`: the carp is `P`, the hands are in brackets, `w` is the
     /// first player, and the castling, en-passant and move counters follow.
     pub fn to_fen(&self) -> String {
-        self.fen_after(self.board_text(Kind::fairy_letter))
+        self.fen_after(&self.board_text())
     }
 
-    fn fen_after(&self, board: String) -> String {
-        let mut out = board;
+    /// The FEN from the SFEN's board text: each piece letter as [`Kind::fairy_letter`], then
+    /// the hands, the side to move and the fields that follow it.
+    fn fen_after(&self, sfen_board: &str) -> String {
+        let mut out: String = sfen_board
+            .chars()
+            .map(|c| match Kind::from_letter(c) {
+                Some(kind) if c.is_ascii_uppercase() => kind.fairy_letter(),
+                Some(kind) => kind.fairy_letter().to_ascii_lowercase(),
+                None => c,
+            })
+            .collect();
         out.push('[');
         for color in Color::BOTH {
             for kind in Kind::HAND_KINDS {
@@ -405,7 +413,7 @@ impl Position {
         out
     }
 
-    fn board_text(&self, letter_of: fn(Kind) -> char) -> String {
+    fn board_text(&self) -> String {
         let mut out = String::with_capacity(40);
         for rank in (0..4).rev() {
             let mut empty = 0;
@@ -421,7 +429,7 @@ impl Position {
                         if piece.promoted {
                             out.push('+');
                         }
-                        out.push(cased(piece.color, letter_of(piece.kind)));
+                        out.push(letter(piece.color, piece.kind));
                     }
                 }
             }

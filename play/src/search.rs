@@ -16,7 +16,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering as Atomic};
 use std::time::{Duration, Instant};
 
-use shogi4_engine::{Color, Move, Position};
+use shogi4_engine::{Move, Position};
 use shogi4_search::{Cancel, Outcome, Recall};
 
 use crate::eval::evaluate;
@@ -670,10 +670,7 @@ fn mate_depth(score: i32) -> i32 {
 /// whose side to move cannot capture the royal at once.
 fn pass(position: &Position) -> Option<Position> {
     let mut setup = position.to_setup();
-    setup.turn = match setup.turn {
-        Color::First => Color::Second,
-        Color::Second => Color::First,
-    };
+    setup.turn = !setup.turn;
     let passed = Position::try_from(setup).ok()?;
     (!passed.can_capture_royal()).then_some(passed)
 }

@@ -66,21 +66,19 @@ pub fn run(pos: &str, settings: &Settings, known: &Known, json: bool) -> Result<
         lines: analysis
             .lines
             .iter()
-            .map(|line| AnalyseLine {
-                score_cp: match verdict(line.score) {
-                    Verdict::Centipawns(cp) => Some(cp),
-                    _ => None,
-                },
-                win_in: match verdict(line.score) {
-                    Verdict::Win(n) => Some(n),
-                    _ => None,
-                },
-                loss_in: match verdict(line.score) {
-                    Verdict::Loss(n) => Some(n),
-                    _ => None,
-                },
-                expected_score: expected_score(line.score),
-                pv: line.moves.iter().map(|m| m.to_string()).collect(),
+            .map(|line| {
+                let (score_cp, win_in, loss_in) = match verdict(line.score) {
+                    Verdict::Centipawns(cp) => (Some(cp), None, None),
+                    Verdict::Win(n) => (None, Some(n), None),
+                    Verdict::Loss(n) => (None, None, Some(n)),
+                };
+                AnalyseLine {
+                    score_cp,
+                    win_in,
+                    loss_in,
+                    expected_score: expected_score(line.score),
+                    pv: line.moves.iter().map(|m| m.to_string()).collect(),
+                }
             })
             .collect(),
         proven: analysis.proven.map(|outcome| format!("{outcome:?}")),

@@ -43,11 +43,7 @@ struct Running {
 /// engine takes as proven (the tables, and a proof store if one was named).
 pub fn run(oracle: Arc<dyn Oracle + Send>) -> std::io::Result<()> {
     let out = Arc::new(Mutex::new(std::io::stdout()));
-    let say = |text: &str| {
-        let mut out = out.lock().expect("stdout lock");
-        let _ = writeln!(out, "{text}");
-        let _ = out.flush();
-    };
+    let say = |text: &str| write_line(&out, text);
     let mut engine = Arc::new(Engine::new(DEFAULT_HASH_MB));
     let mut hash_mb = DEFAULT_HASH_MB;
     let mut threads = 1;
@@ -152,11 +148,7 @@ pub fn run(oracle: Arc<dyn Oracle + Send>) -> std::io::Result<()> {
                     (engine.clone(), oracle.clone(), out.clone(), cancel.clone());
                 let (root, history) = (game.position, game.history.clone());
                 let thread = std::thread::spawn(move || {
-                    let say = |text: &str| {
-                        let mut out = out.lock().expect("stdout lock");
-                        let _ = writeln!(out, "{text}");
-                        let _ = out.flush();
-                    };
+                    let say = |text: &str| write_line(&out, text);
                     let analysis = engine.search(&root, &history, &limits, &*oracle, &cancel_inside, |progress| {
                         for text in info_lines(progress) {
                             say(&text);
@@ -179,6 +171,14 @@ pub fn run(oracle: Arc<dyn Oracle + Send>) -> std::io::Result<()> {
     }
     finish(&mut running);
     Ok(())
+}
+
+/// Writes one line to the shared output and flushes it: the main loop and the search thread
+/// both answer, a line at a time. A runner that has gone away is not an error here.
+fn write_line(out: &Mutex<std::io::Stdout>, text: &str) {
+    let mut out = out.lock().expect("stdout lock");
+    let _ = writeln!(out, "{text}");
+    let _ = out.flush();
 }
 
 /// Stops the search under way, if any, and waits for its `bestmove`.
