@@ -229,6 +229,64 @@ pub struct ProveReport {
     pub line: Vec<String>,
 }
 
+/// `shogi4 prove --steer`: where the steered proof stands after a run.
+#[derive(Clone, Debug, Serialize)]
+pub struct SteeredReport {
+    /// The start position's outcome for its side to move, in words.
+    pub start: String,
+    /// The player whose win is sought: `first` or `second`.
+    pub attacker: String,
+    /// `proven` (the attacker wins), `refuted` (it does not) or `open`.
+    pub status: String,
+    /// The start's proof and disproof numbers; null for infinite.
+    pub numbers: [Option<u32>; 2],
+    /// Each move of the start, the engine's best first, and where its proof stands.
+    pub branches: Vec<SteeredBranch>,
+    /// The proof's size once the start is proven: the attacker's positions in it.
+    pub proof_positions: Option<u64>,
+    /// Leaf searches run this run.
+    pub searched: u64,
+    /// Positions expanded this run.
+    pub expanded: u64,
+    /// Positions of the tree in memory.
+    pub graph: u64,
+    /// Proof-search nodes the leaf searches spent.
+    pub nodes: u64,
+    /// Engine nodes the rankings spent.
+    pub guide_nodes: u64,
+    /// Records in the store.
+    pub records: u64,
+    /// Why the run ended.
+    pub ended: String,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Bytes of the store's file.
+    pub store_bytes: u64,
+    /// The process's peak resident memory (null where it cannot be read).
+    pub peak_memory_bytes: Option<u64>,
+    /// The most-proving line from the start.
+    pub line: Vec<String>,
+}
+
+/// One move of the steered prover's start.
+#[derive(Clone, Debug, Serialize)]
+pub struct SteeredBranch {
+    /// The move.
+    #[serde(rename = "move")]
+    pub mv: String,
+    /// What is known of the position it leads to, for the player making it, in words.
+    pub outcome: String,
+    /// `proven`, `refuted` or `open`, for the attacker.
+    pub status: String,
+    /// The engine's expected score for the attacker after it (0 to 1): an estimate, not a
+    /// value.
+    pub estimate: f32,
+    /// Its proof and disproof numbers; null for infinite.
+    pub numbers: [Option<u32>; 2],
+    /// The most-proving line below it, its own move first (while open).
+    pub line: Vec<String>,
+}
+
 /// Proof and disproof numbers of the two questions asked of the start.
 #[derive(Clone, Debug, Serialize)]
 pub struct StartNumbers {

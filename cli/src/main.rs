@@ -231,6 +231,21 @@ enum Command {
         /// Leaves searched side by side, each with a transposition table of its own (1 to 256).
         #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
         threads: usize,
+        /// Prove that this player wins, with the engine choosing the moves (the steered
+        /// prover) instead of asking both questions of every position.
+        #[arg(long)]
+        steer: Option<Player>,
+        /// Steered: how long the engine's first move is followed alone, as a factor on proof
+        /// numbers (1: not at all, every move by its numbers; 0: until it is refuted).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(0..=1_000_000))]
+        patience: u32,
+        /// Steered: engine nodes to rank a position's moves (1 to 10^9).
+        #[arg(long, default_value_t = 20_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000_000))]
+        guide_nodes: u64,
+        /// Steered: searches of a leaf, each with four times the budget of the one before,
+        /// before it is expanded instead (1 to 8).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
+        leaf_searches: u32,
     },
     /// Prove a position by search and write its proof certificate: the winner's move at each of
     /// its positions, with bounds that fall along every line (checked with `verify-proof`
@@ -276,6 +291,15 @@ enum Command {
 }
 
 /// What `shogi4 proofs` does.
+/// A player, by the order of play.
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Player {
+    /// The player who moves first.
+    First,
+    /// The other one.
+    Second,
+}
+
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum ProofsAction {
     /// Store to file.
@@ -435,7 +459,22 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
             commands::probe::search(&pos, &budget, json)
         }
-        Command::Prove { from, positions, minutes, store, ms, nodes, table_mb, max_memory, max_store, threads } => {
+        Command::Prove {
+            from,
+            positions,
+            minutes,
+            store,
+            ms,
+            nodes,
+            table_mb,
+            max_memory,
+            max_store,
+            threads,
+            steer,
+            patience,
+            guide_nodes,
+            leaf_searches,
+        } => {
             if ms == 0 && nodes == u64::MAX {
                 return Err(CliError::Usage("--ms 0 needs --nodes: each position's search needs a budget".into()));
             }
@@ -445,7 +484,33 @@ fn run(cli: Cli) -> Result<(), CliError> {
             };
             let time = minutes.map(|m| std::time::Duration::from_secs(m.saturating_mul(60)));
             let stop = commands::prove::Stop { positions, time, memory_bytes: max_memory, store_bytes: max_store };
-            commands::prove::run(&from, &stop, &store, &limits, table_mb << 20, threads, json)
+            match steer {
+                None => commands::prove::run(&from, &stop, &store, &limits, table_mb << 20, threads, json),
+                Some(player) => {
+                    let attacker = match player {
+                        Player::First => shogi4_engine::Color::First,
+                        Player::Second => shogi4_engine::Color::Second,
+                    };
+                    let steering = shogi4_search::steered::Steering {
+                        leaf_nodes: nodes,
+                        leaf_time: limits.time,
+                        leaf_searches,
+                        patience: (patience > 0).then_some(patience),
+                    };
+                    let guide = commands::steered::GuideBudget { nodes: guide_nodes };
+                    commands::steered::run(
+                        &from,
+                        attacker,
+                        &stop,
+                        &store,
+                        steering,
+                        guide,
+                        table_mb << 20,
+                        threads,
+                        json,
+                    )
+                }
+            }
         }
         Command::Certify { pos, out, ms, nodes, table_mb } => {
             let limits = shogi4_search::Limits {

@@ -289,8 +289,6 @@ fn prove_records_only_what_the_table_confirms() {
 }
 
 fn prove_from_the_longest_win(table: &shogi4_tablebase::Table<Vec<u8>>, threads: &str) {
-    use shogi4_search::Outcome;
-    use shogi4_tablebase::Value;
     let (longest, start) = table.longest_win().unwrap();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("proofs.redb");
@@ -303,9 +301,25 @@ fn prove_from_the_longest_win(table: &shogi4_tablebase::Table<Vec<u8>>, threads:
     let searched = summary["searched"].as_u64().unwrap();
     assert!((1..=60).contains(&searched), "{threads} threads: {summary}");
     assert_eq!(summary["threads"].to_string(), threads, "{summary}");
-    let (store, _) = shogi4_proofs::ProofStore::open(&store).unwrap();
+    let (checked, proven) = store_agrees_with_table(&store, &start, table);
+    assert!(proven > 20 && checked > proven, "{threads} threads: {checked} checked, {proven} proven: {summary}");
+    // Settled or not, the start is never claimed as anything but a win.
+    let start_value = summary["start"].as_str().unwrap();
+    assert!(start_value.starts_with("win") || start_value.starts_with("unknown"), "win in {longest}: {summary}");
+}
+
+/// Every position within four plies of `start` that the store at `store` holds is checked
+/// against the table: (positions checked, of them proven won or lost).
+fn store_agrees_with_table(
+    store: &std::path::Path,
+    start: &shogi4_engine::Position,
+    table: &shogi4_tablebase::Table<Vec<u8>>,
+) -> (usize, usize) {
+    use shogi4_search::Outcome;
+    use shogi4_tablebase::Value;
+    let (store, _) = shogi4_proofs::ProofStore::open(store).unwrap();
     let mut seen = std::collections::HashSet::from([start.key()]);
-    let mut frontier = vec![start];
+    let mut frontier = vec![*start];
     let (mut checked, mut proven) = (0, 0);
     for _ in 0..=4 {
         let mut next = Vec::new();
@@ -335,10 +349,39 @@ fn prove_from_the_longest_win(table: &shogi4_tablebase::Table<Vec<u8>>, threads:
         }
         frontier = next;
     }
-    assert!(proven > 20 && checked > proven, "{threads} threads: {checked} checked, {proven} proven: {summary}");
-    // Settled or not, the start is never claimed as anything but a win.
-    let start_value = summary["start"].as_str().unwrap();
-    assert!(start_value.starts_with("win") || start_value.starts_with("unknown"), "win in {longest}: {summary}");
+    (checked, proven)
+}
+
+/// `shogi4 prove --steer` from the longest win of a closed game (as if it had no table), on a
+/// node budget: it proves the win, every position it stores is what the table says, and a
+/// second run over the same store finds the start proven without a search.
+#[test]
+fn the_steered_prover_proves_the_longest_win_and_keeps_only_truths() {
+    use shogi4_tablebase::{solve, Silent, Table};
+    let table = Table::new(solve("KKCF".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
+    let (longest, start) = table.longest_win().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("proofs.redb");
+    let sfen = start.to_sfen();
+    let side = if start.turn() == shogi4_engine::Color::First { "first" } else { "second" };
+    let run = |positions: &str| {
+        let args =
+            ["prove", "--steer", side, "--from", &sfen, "--positions", positions, "--ms", "0", "--nodes", "20000"];
+        let output = shogi4(
+            &[&args[..], &["--guide-nodes", "2000", "--table-mb", "4", "--store", store.to_str().unwrap(), "--json"]]
+                .concat(),
+        );
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        serde_json::from_str::<serde_json::Value>(stdout(&output).trim()).unwrap()
+    };
+    let summary = run("2000");
+    assert_eq!(summary["status"], "proven", "win in {longest}: {summary}");
+    assert!(summary["proof_positions"].as_u64().unwrap() >= 1, "{summary}");
+    assert!(summary["start"].as_str().unwrap().starts_with("win"), "{summary}");
+    let (checked, proven) = store_agrees_with_table(&store, &start, &table);
+    assert!(proven >= 5 && checked >= proven, "{checked} checked, {proven} proven: {summary}");
+    let again = run("2000");
+    assert_eq!((again["status"].as_str(), again["searched"].as_u64()), (Some("proven"), Some(0)), "{again}");
 }
 
 #[test]

@@ -24,9 +24,11 @@
 //! ```
 
 pub mod eval;
+mod guide;
 mod ordering;
 pub mod score;
 mod search;
 mod table;
 
+pub use guide::EngineGuide;
 pub use search::{Analysis, Engine, Limits, Line, Oracle, Progress, Pruning, Recalled};

@@ -429,44 +429,49 @@ impl<'a, R: ProofRecord> BestFirst<'a, R> {
     }
 }
 
+/// A record in memory, for tests and experiments: what it keeps is lost with it.
+#[derive(Default)]
+pub struct InMemory(std::sync::Mutex<HashMap<u128, Outcome>>);
+
+impl InMemory {
+    /// Everything it holds.
+    pub fn facts(&self) -> Vec<(u128, Outcome)> {
+        self.0.lock().expect("not poisoned").iter().map(|(&k, &o)| (k, o)).collect()
+    }
+}
+
+impl Recall for InMemory {
+    fn recall(&self, positions: &[Position]) -> Vec<Option<Outcome>> {
+        let held = self.0.lock().expect("not poisoned");
+        positions.iter().map(|p| held.get(&p.key()).copied()).collect()
+    }
+}
+
+impl ProofRecord for InMemory {
+    type Error = std::convert::Infallible;
+    fn stored(&self, positions: &[Position]) -> Result<Vec<Option<Outcome>>, Self::Error> {
+        Ok(self.recall(positions))
+    }
+    fn keep(&self, facts: &[(u128, Outcome)]) -> Result<(), Self::Error> {
+        let mut held = self.0.lock().expect("not poisoned");
+        for &(key, outcome) in facts {
+            let merged = held.get(&key).map_or(outcome, |o| o.merge(outcome));
+            held.insert(key, merged);
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
     use shogi4_engine::MaterialIndex;
     use shogi4_tablebase::{solve, Silent, Table};
 
     use super::*;
 
-    /// A record in memory.
-    #[derive(Default)]
-    struct Memory(Mutex<HashMap<u128, Outcome>>);
-
-    impl Recall for Memory {
-        fn recall(&self, positions: &[Position]) -> Vec<Option<Outcome>> {
-            self.stored(positions).expect("in memory")
-        }
-    }
-
-    impl ProofRecord for Memory {
-        type Error = std::convert::Infallible;
-        fn stored(&self, positions: &[Position]) -> Result<Vec<Option<Outcome>>, Self::Error> {
-            let held = self.0.lock().unwrap();
-            Ok(positions.iter().map(|p| held.get(&p.key()).copied()).collect())
-        }
-        fn keep(&self, facts: &[(u128, Outcome)]) -> Result<(), Self::Error> {
-            let mut held = self.0.lock().unwrap();
-            for &(key, outcome) in facts {
-                let merged = held.get(&key).map_or(outcome, |o| o.merge(outcome));
-                held.insert(key, merged);
-            }
-            Ok(())
-        }
-    }
-
     /// Runs the prover from `start` until it settles it or `steps` steps are spent, one leaf
     /// at a time with a tiny budget each; returns the start's outcome and the steps taken.
-    fn prove(record: &Memory, start: Position, steps: usize, threads: usize) -> (Option<Outcome>, usize) {
+    fn prove(record: &InMemory, start: Position, steps: usize, threads: usize) -> (Option<Outcome>, usize) {
         let mut tree = BestFirst::new(record, start).unwrap();
         let mut searches: Vec<Search> = (0..threads).map(|_| Search::new(1 << 20)).collect();
         let limits = Limits::nodes(300);
@@ -515,13 +520,13 @@ mod tests {
                 continue;
             }
             tried += 1;
-            let record = Memory::default();
+            let record = InMemory::default();
             let (outcome, steps) = prove(&record, start, 400, 1 + tried % 2);
             let Some(outcome) = outcome else { continue };
             settled += 1;
             assert_eq!(outcome.proven_win(), Some(matches!(truth, Value::Win(_))), "{}", start.to_sfen());
             // Everything kept is true of the table too.
-            for (&key, &kept) in record.0.lock().unwrap().iter() {
+            for (key, kept) in record.facts() {
                 let position = Position::from_key(key).unwrap();
                 let value = table.value(index.index_of(&position)).unwrap();
                 if let Some(win) = kept.proven_win() {

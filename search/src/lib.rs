@@ -34,6 +34,7 @@ mod dfpn;
 pub mod guess;
 mod numbers;
 mod prover;
+pub mod steered;
 mod table;
 mod value;
 

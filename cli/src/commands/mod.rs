@@ -11,6 +11,7 @@ pub mod perft;
 pub mod probe;
 pub mod prove;
 pub mod solve;
+pub mod steered;
 pub mod uci;
 
 use std::path::PathBuf;

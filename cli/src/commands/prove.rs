@@ -28,20 +28,26 @@ pub struct Stop {
     pub store_bytes: u64,
 }
 
-/// Memory the process needs besides the transposition table, before the graph grows: the
-/// binary, the store's cache, the first nodes.
-const BASE_MEMORY: u64 = 64 << 20;
+impl Stop {
+    /// Why a run stops now, if a limit besides the positions is reached: checked before each
+    /// step.
+    pub fn reached(&self, started: Instant, store_path: &Path) -> Option<&'static str> {
+        if self.time.is_some_and(|t| started.elapsed() >= t) {
+            return Some("time is up");
+        }
+        if shogi4_tablebase::resident_bytes().unwrap_or(0) >= self.memory_bytes {
+            return Some("the memory limit is reached");
+        }
+        if std::fs::metadata(store_path).map_or(0, |m| m.len()) >= self.store_bytes {
+            return Some("the store's size limit is reached");
+        }
+        None
+    }
+}
 
-pub fn run(
-    from: &str,
-    stop: &Stop,
-    store_path: &Path,
-    limits: &Limits,
-    table_bytes: usize,
-    threads: usize,
-    json: bool,
-) -> Result<(), CliError> {
-    let start = parse_position(from)?;
+/// The proof store a prover run grows, opened once the searchers' tables are known to fit the
+/// memory limit (a damaged store is rebuilt from what can be read; a read-only one refused).
+pub fn open_store(stop: &Stop, store_path: &Path, table_bytes: usize, threads: usize) -> Result<ProofStore, CliError> {
     let tables = (table_bytes as u64).saturating_mul(threads as u64);
     if tables.saturating_add(BASE_MEMORY) > stop.memory_bytes {
         return Err(CliError::Usage(format!(
@@ -63,6 +69,24 @@ pub fn run(
         Opened::ReadOnly => return Err(StoreError::ReadOnly(store_path.to_path_buf()).into()),
         Opened::Fine => {}
     }
+    Ok(store)
+}
+
+/// Memory the process needs besides the transposition table, before the graph grows: the
+/// binary, the store's cache, the first nodes.
+const BASE_MEMORY: u64 = 64 << 20;
+
+pub fn run(
+    from: &str,
+    stop: &Stop,
+    store_path: &Path,
+    limits: &Limits,
+    table_bytes: usize,
+    threads: usize,
+    json: bool,
+) -> Result<(), CliError> {
+    let start = parse_position(from)?;
+    let store = open_store(stop, store_path, table_bytes, threads)?;
     let started = Instant::now();
     let bar = Bar::new();
     shogi4_tablebase::Progress::phase(&bar, "prove", stop.positions);
@@ -73,22 +97,12 @@ pub fn run(
     // The most-proving line of the last step: the moves from the start to the leaf searched.
     let mut line: Vec<String> = Vec::new();
     while searched < stop.positions {
-        if stop.time.is_some_and(|t| started.elapsed() >= t) {
-            ended = "time is up";
-            break;
-        }
         if tree.root_settled().is_some() {
             ended = "the start is settled";
             break;
         }
-        let resident = shogi4_tablebase::resident_bytes().unwrap_or(0);
-        if resident >= stop.memory_bytes {
-            ended = "the memory limit is reached";
-            break;
-        }
-        let store_now = std::fs::metadata(store_path).map_or(0, |m| m.len());
-        if store_now >= stop.store_bytes {
-            ended = "the store's size limit is reached";
+        if let Some(why) = stop.reached(started, store_path) {
+            ended = why;
             break;
         }
         let wanted = (stop.positions - searched).min(threads as u64) as usize;
@@ -116,8 +130,8 @@ pub fn run(
             shown(root.loss.1),
             tree.len(),
             tree.counts().0,
-            resident >> 20,
-            store_now >> 20,
+            shogi4_tablebase::resident_bytes().unwrap_or(0) >> 20,
+            std::fs::metadata(store_path).map_or(0, |m| m.len()) >> 20,
             line.join(" ")
         ));
     }
@@ -190,7 +204,7 @@ pub fn run(
 }
 
 /// A proof or disproof number as the progress line shows it.
-fn shown(number: u32) -> String {
+pub fn shown(number: u32) -> String {
     if number == INFINITE {
         "∞".to_string()
     } else {
@@ -198,7 +212,6 @@ fn shown(number: u32) -> String {
     }
 }
 
-/// Unreachable: the question is answered the other way.
 /// `shogi4 proofs export`: the store's proven outcomes (and with `carried`, its unknown
 /// ones too) to one file.
 pub fn export(store_path: &Path, file: &Path, carried: Carried, json: bool) -> Result<(), CliError> {
