@@ -206,6 +206,44 @@ fn a_prover_resumes_from_an_export_with_its_unknowns() {
     assert!(!dir.path().join("f.redb").exists() && !dir.path().join("f.proofs").exists());
 }
 
+/// Commands that write a file replace only a file of their own kind: an export over the store
+/// it reads (or any database), a certificate over a device node or a text file, and tables
+/// compressed into their own directory are refused, and the file is left as it was.
+#[test]
+fn no_command_replaces_a_file_it_did_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let store = path("proofs.redb");
+    let made = shogi4(&["prove", "--positions", "2", "--ms", "20", "--table-mb", "4", "--store", &store]);
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let before = std::fs::read(&store).unwrap();
+    let refused = shogi4(&["proofs", "export", &store, "--store", &store]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("refusing to replace"), "{refused:?}");
+    assert!(std::fs::read(&store).unwrap() == before, "the store was touched");
+    // An export may replace an export.
+    for _ in 0..2 {
+        assert!(shogi4(&["proofs", "export", &path("p.proofs"), "--store", &store]).status.success());
+    }
+    std::fs::write(path("notes.txt"), "my notes\n").unwrap();
+    for out in [path("notes.txt"), "/dev/null".to_string(), dir.path().to_str().unwrap().to_string()] {
+        let refused = shogi4(&["certify", "k3/4/1K2/4 b C 1", "--out", &out, "--ms", "100"]);
+        assert_eq!(refused.status.code(), Some(1), "{out}");
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("refusing to replace"), "{out}: {refused:?}");
+    }
+    assert_eq!(std::fs::read_to_string(path("notes.txt")).unwrap(), "my notes\n");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata("/dev/null").unwrap().file_type().is_char_device());
+    }
+    let tables = dir.path().join("tables");
+    assert!(shogi4(&["solve", "KK", "--out", tables.to_str().unwrap()]).status.success());
+    let refused = shogi4(&["compress", tables.to_str().unwrap(), "--out", tables.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("rewritten in place"), "{refused:?}");
+}
+
 /// `shogi4 probe --store` follows the server's policy for a position without a table: it
 /// searches on top of the store and records what it proved, so that the same query answers
 /// from the store the second time; without `--store`, nothing is recorded anywhere.

@@ -16,7 +16,8 @@ use shogi4_search::Outcome;
 
 use crate::{decode, ProofStore, StoreError, FACTS};
 
-const MAGIC: &[u8; 8] = b"S4PROOF1";
+/// The first bytes of every export.
+pub const MAGIC: &[u8; 8] = b"S4PROOF1";
 const RECORD: usize = 24;
 
 /// Which outcomes an export carries.
@@ -51,7 +52,10 @@ pub struct Imported {
 impl ProofStore {
     /// Writes every proven outcome to `path` (atomically: a complete file or none), and the
     /// unknown ones too if `carried` says so.
+    /// A file at `path` that is not an export (the store itself, any database, a device node)
+    /// is refused, not replaced.
     pub fn export(&self, path: &Path, carried: Carried) -> Result<Exported, StoreError> {
+        shogi4_tablebase::replaceable(path, MAGIC).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
         let read = self.reader()?;
         let table = read.open_table(FACTS).map_err(|e| self.error(e))?;
         let mut body = Vec::new();

@@ -68,7 +68,7 @@ pub struct Config {
     pub tables: PathBuf,
     /// Before serving, solve every missing closed game with at most this many non-royal pieces
     /// (3 is the default table set: 31 games, a few minutes on 2 cores).
-    #[arg(long, env = "SHOGI4_SOLVE_MISSING", default_value_t = 3)]
+    #[arg(long, env = "SHOGI4_SOLVE_MISSING", default_value_t = 3, value_parser = clap::value_parser!(u32).range(0..=8))]
     pub solve_missing: u32,
     /// Serve what is there; solve nothing.
     #[arg(long, env = "SHOGI4_NO_SOLVE")]
@@ -84,30 +84,30 @@ pub struct Config {
     #[arg(long, env = "SHOGI4_CORS_ORIGINS", default_value = "*")]
     pub cors_origins: String,
     /// Most positions in one `POST /probe`.
-    #[arg(long, env = "SHOGI4_MAX_BATCH", default_value_t = ServiceLimits::default().max_batch)]
+    #[arg(long, env = "SHOGI4_MAX_BATCH", default_value_t = ServiceLimits::default().max_batch, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub max_batch: usize,
     /// Largest request body in bytes.
-    #[arg(long, env = "SHOGI4_MAX_BODY_BYTES", default_value_t = ServiceLimits::default().max_body_bytes)]
+    #[arg(long, env = "SHOGI4_MAX_BODY_BYTES", default_value_t = ServiceLimits::default().max_body_bytes, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 30))]
     pub max_body_bytes: usize,
     /// Longest request URI in bytes.
-    #[arg(long, env = "SHOGI4_MAX_URI_BYTES", default_value_t = ServiceLimits::default().max_uri_bytes)]
+    #[arg(long, env = "SHOGI4_MAX_URI_BYTES", default_value_t = ServiceLimits::default().max_uri_bytes, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 20))]
     pub max_uri_bytes: usize,
     /// Requests handled at once; more get 429.
-    #[arg(long, env = "SHOGI4_CONCURRENCY", default_value_t = ServiceLimits::default().concurrency)]
+    #[arg(long, env = "SHOGI4_CONCURRENCY", default_value_t = ServiceLimits::default().concurrency, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1_000_000))]
     pub concurrency: usize,
     /// Per-request time limit in milliseconds.
-    #[arg(long, env = "SHOGI4_TIMEOUT_MS", default_value_t = millis(ServiceLimits::default().timeout))]
+    #[arg(long, env = "SHOGI4_TIMEOUT_MS", default_value_t = millis(ServiceLimits::default().timeout), value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub timeout_ms: u64,
     /// Search budget per request in milliseconds, for positions no table holds (every
     /// real-game position); a batch shares one budget.
-    #[arg(long, env = "SHOGI4_SEARCH_MS", default_value_t = millis(SearchSettings::default().time))]
+    #[arg(long, env = "SHOGI4_SEARCH_MS", default_value_t = millis(SearchSettings::default().time), value_parser = clap::value_parser!(u64).range(0..=86_400_000))]
     pub search_ms: u64,
     /// Search budget per request in nodes (positions examined).
-    #[arg(long, env = "SHOGI4_SEARCH_NODES", default_value_t = SearchSettings::default().nodes)]
+    #[arg(long, env = "SHOGI4_SEARCH_NODES", default_value_t = SearchSettings::default().nodes, value_parser = clap::value_parser!(u64).range(1..=1 << 48))]
     pub search_nodes: u64,
     /// Searches running at once (default: one per core); 0 turns search off, and positions
     /// without a table get 404.
-    #[arg(long, env = "SHOGI4_SEARCH_WORKERS")]
+    #[arg(long, env = "SHOGI4_SEARCH_WORKERS", value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1024))]
     pub search_workers: Option<usize>,
     /// Transposition table of each search worker, in MiB (the most memory a search holds;
     /// 1 to 65536).
@@ -125,61 +125,61 @@ pub struct Config {
     pub proof_store_max_mb: u64,
     /// Tokens each client gains per second (a table probe costs 1, a mainline 5, a search
     /// 10); 0 turns per-client rate limiting off.
-    #[arg(long, env = "SHOGI4_RATE_LIMIT", default_value_t = RateSettings::default().per_second)]
+    #[arg(long, env = "SHOGI4_RATE_LIMIT", default_value_t = RateSettings::default().per_second, value_parser = clap::value_parser!(u32).range(0..=10_000_000))]
     pub rate_limit: u32,
     /// Tokens a client can hold: its largest burst.
-    #[arg(long, env = "SHOGI4_RATE_BURST", default_value_t = RateSettings::default().burst)]
+    #[arg(long, env = "SHOGI4_RATE_BURST", default_value_t = RateSettings::default().burst, value_parser = clap::value_parser!(u32).range(1..=100_000_000))]
     pub rate_burst: u32,
     /// Clients tracked at most (about 150 bytes each); past it the least recently used
     /// is forgotten.
-    #[arg(long, env = "SHOGI4_RATE_CLIENTS", default_value_t = RateSettings::default().max_clients)]
+    #[arg(long, env = "SHOGI4_RATE_CLIENTS", default_value_t = RateSettings::default().max_clients, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000_000))]
     pub rate_clients: usize,
     /// Proxies whose X-Forwarded-For / X-Real-IP are believed: comma-separated addresses or
     /// CIDRs (e.g. `127.0.0.1,10.0.0.0/8`). Empty: the peer address is the client.
     #[arg(long, env = "SHOGI4_TRUSTED_PROXIES", default_value = "")]
     pub trusted_proxies: String,
     /// Proven search answers kept in memory.
-    #[arg(long, env = "SHOGI4_SEARCH_CACHE", default_value_t = SearchSettings::default().cache_entries)]
+    #[arg(long, env = "SHOGI4_SEARCH_CACHE", default_value_t = SearchSettings::default().cache_entries, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=100_000_000))]
     pub search_cache: usize,
     /// Threads that search queued positions further (answers that were not exact), at the
     /// lowest OS priority and only while no request search runs; 0: none, nothing queued.
-    #[arg(long, env = "SHOGI4_BACKGROUND_WORKERS", default_value_t = BackgroundSettings::default().workers)]
+    #[arg(long, env = "SHOGI4_BACKGROUND_WORKERS", default_value_t = BackgroundSettings::default().workers, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(0..=1024))]
     pub background_workers: usize,
     /// Budget of a queued position's first background search in milliseconds; each later
     /// search of it doubles it (five times at most).
-    #[arg(long, env = "SHOGI4_BACKGROUND_MS", default_value_t = millis(BackgroundSettings::default().time))]
+    #[arg(long, env = "SHOGI4_BACKGROUND_MS", default_value_t = millis(BackgroundSettings::default().time), value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub background_ms: u64,
     /// Positions the background queue holds at most (kept in the proof store).
-    #[arg(long, env = "SHOGI4_QUEUE_MAX", default_value_t = BackgroundSettings::default().capacity)]
+    #[arg(long, env = "SHOGI4_QUEUE_MAX", default_value_t = BackgroundSettings::default().capacity, value_parser = clap::value_parser!(u64).range(0..=1_000_000_000))]
     pub queue_max: u64,
     /// Queued positions one client may have waiting at once.
-    #[arg(long, env = "SHOGI4_QUEUE_PER_CLIENT", default_value_t = BackgroundSettings::default().per_client)]
+    #[arg(long, env = "SHOGI4_QUEUE_PER_CLIENT", default_value_t = BackgroundSettings::default().per_client, value_parser = clap::value_parser!(u32).range(0..=1_000_000_000))]
     pub queue_per_client: u32,
     /// Milliseconds a client has to send a request's headers, from connecting or from the end
     /// of its previous response (so also the idle keep-alive timeout).
-    #[arg(long, env = "SHOGI4_HEADER_TIMEOUT_MS", default_value_t = millis(ConnectionLimits::default().header_timeout))]
+    #[arg(long, env = "SHOGI4_HEADER_TIMEOUT_MS", default_value_t = millis(ConnectionLimits::default().header_timeout), value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     pub header_timeout_ms: u64,
     /// Connections open at once; more are closed as soon as they are accepted.
-    #[arg(long, env = "SHOGI4_MAX_CONNECTIONS", default_value_t = ConnectionLimits::default().max_connections)]
+    #[arg(long, env = "SHOGI4_MAX_CONNECTIONS", default_value_t = ConnectionLimits::default().max_connections, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
     pub max_connections: usize,
     /// Connections one client address (IPv6: one /64) may hold open at once; trusted
     /// proxies are exempt.
-    #[arg(long, env = "SHOGI4_MAX_CONNECTIONS_PER_CLIENT", default_value_t = ConnectionLimits::default().per_client)]
+    #[arg(long, env = "SHOGI4_MAX_CONNECTIONS_PER_CLIENT", default_value_t = ConnectionLimits::default().per_client, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000_000))]
     pub max_connections_per_client: usize,
     /// Requests served on one keep-alive connection before it is closed.
-    #[arg(long, env = "SHOGI4_MAX_REQUESTS_PER_CONNECTION", default_value_t = ConnectionLimits::default().max_requests)]
+    #[arg(long, env = "SHOGI4_MAX_REQUESTS_PER_CONNECTION", default_value_t = ConnectionLimits::default().max_requests, value_parser = clap::value_parser!(u32).range(1..=1_000_000_000))]
     pub max_requests_per_connection: u32,
     /// KiB of table downloads a client may take per second (`GET /files/…`); 0 for no limit.
-    #[arg(long, env = "SHOGI4_DOWNLOAD_KIB_PER_SECOND", default_value_t = DownloadSettings::default().kib_per_second)]
+    #[arg(long, env = "SHOGI4_DOWNLOAD_KIB_PER_SECOND", default_value_t = DownloadSettings::default().kib_per_second, value_parser = clap::value_parser!(u32).range(0..=1 << 30))]
     pub download_kib_per_second: u32,
     /// Table downloads running at once, all clients together.
-    #[arg(long, env = "SHOGI4_MAX_DOWNLOADS", default_value_t = DownloadSettings::default().max_downloads)]
+    #[arg(long, env = "SHOGI4_MAX_DOWNLOADS", default_value_t = DownloadSettings::default().max_downloads, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub max_downloads: usize,
     /// Table downloads one client may run at once.
-    #[arg(long, env = "SHOGI4_MAX_DOWNLOADS_PER_CLIENT", default_value_t = DownloadSettings::default().max_per_client)]
+    #[arg(long, env = "SHOGI4_MAX_DOWNLOADS_PER_CLIENT", default_value_t = DownloadSettings::default().max_per_client, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub max_downloads_per_client: usize,
     /// Milliseconds connections get to finish after SIGTERM or SIGINT before they are dropped.
-    #[arg(long, env = "SHOGI4_SHUTDOWN_GRACE_MS", default_value_t = millis(ConnectionLimits::default().shutdown_grace))]
+    #[arg(long, env = "SHOGI4_SHUTDOWN_GRACE_MS", default_value_t = millis(ConnectionLimits::default().shutdown_grace), value_parser = clap::value_parser!(u64).range(0..=86_400_000))]
     pub shutdown_grace_ms: u64,
     /// Log format.
     #[arg(long, env = "SHOGI4_LOG_FORMAT", value_enum, default_value_t = LogFormat::Pretty)]
@@ -315,4 +315,35 @@ fn trusted_proxies(text: &str) -> Result<Vec<ipnet::IpNet>, StartError> {
 /// settings' own `Default`, so that the two never disagree.
 fn millis(duration: Duration) -> u64 {
     duration.as_millis() as u64
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::Config;
+
+    /// Every flag that takes a count, a size or a time has a range: 2⁶⁴ − 1 is refused with a
+    /// usage error, never taken (where it once made the server panic or allocate without end),
+    /// and each default lies inside its range. A new numeric flag without one fails here.
+    #[test]
+    fn every_numeric_flag_refuses_an_absurd_value() {
+        // Flags whose values are not numbers.
+        let words = ["bind", "tables", "cors-origins", "proof-store", "trusted-proxies", "log-format"];
+        let command = Config::command();
+        let mut checked = 0;
+        for arg in command.get_arguments() {
+            let Some(flag) = arg.get_long() else { continue };
+            if words.contains(&flag) || !arg.get_action().takes_values() {
+                continue;
+            }
+            let long = format!("--{flag}");
+            let refused = Config::try_parse_from(["shogi4-server", long.as_str(), "18446744073709551615"]);
+            assert!(refused.is_err(), "{long} takes 2^64 - 1");
+            let defaults = Config::try_parse_from(["shogi4-server"]);
+            assert!(defaults.is_ok(), "{long}: {:?}", defaults.err());
+            checked += 1;
+        }
+        assert!(checked >= 25, "only {checked} numeric flags checked");
+    }
 }

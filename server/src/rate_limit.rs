@@ -12,7 +12,7 @@
 
 use std::hash::{BuildHasher, RandomState};
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
-use std::num::{NonZeroU32, NonZeroUsize};
+use std::num::NonZeroU32;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -65,6 +65,8 @@ pub struct RateLimit {
     /// different clients rarely wait for one lock; each shard forgets its least recently used
     /// bucket past its share of the cap.
     shards: Vec<Mutex<LruCache<IpAddr, Bucket>>>,
+    /// Clients each shard tracks at most.
+    per_shard: usize,
     hasher: RandomState,
     clock: DefaultClock,
 }
@@ -83,9 +85,11 @@ impl RateLimit {
     pub fn new(settings: RateSettings) -> RateLimit {
         let quota = NonZeroU32::new(settings.per_second)
             .map(|rate| Quota::per_second(rate).allow_burst(NonZeroU32::new(settings.burst).unwrap_or(rate)));
-        let per_shard = NonZeroUsize::new(settings.max_clients.div_ceil(SHARDS)).unwrap_or(NonZeroUsize::MIN);
-        let shards = (0..SHARDS).map(|_| Mutex::new(LruCache::new(per_shard))).collect();
-        RateLimit { settings, quota, shards, hasher: RandomState::new(), clock: DefaultClock::default() }
+        let per_shard = settings.max_clients.div_ceil(SHARDS).max(1);
+        // Unbounded maps that grow as clients arrive (a bounded one would allocate its whole
+        // capacity now), each held to its share of the cap by `charge`.
+        let shards = (0..SHARDS).map(|_| Mutex::new(LruCache::unbounded())).collect();
+        RateLimit { settings, quota, shards, per_shard, hasher: RandomState::new(), clock: DefaultClock::default() }
     }
 
     /// The client a request comes from: the peer, or, behind a trusted proxy, the right-most
@@ -124,6 +128,9 @@ impl RateLimit {
         let Some(tokens) = NonZeroU32::new(cost) else { return Ok(()) };
         let mut buckets = self.shard(client).lock().expect("not poisoned");
         // A new client's bucket is full; adding it past the cap forgets the least recent.
+        if !buckets.contains(&client) && buckets.len() >= self.per_shard {
+            buckets.pop_lru();
+        }
         let bucket = buckets.get_or_insert_mut(client, || Bucket {
             limiter: RateLimiter::direct_with_clock(quota, self.clock.clone()),
             credit: 0,

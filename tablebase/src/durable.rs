@@ -64,6 +64,32 @@ impl Drop for DurableFile {
     }
 }
 
+/// Whether a command that writes files starting with `magic` may replace `path`: yes if there
+/// is nothing there or a regular file that starts with `magic` (one such command wrote it);
+/// otherwise an error that says why, so that a database, a device node, a FIFO, a directory, a
+/// link or any other file is never replaced by a mistaken path.
+pub fn replaceable(path: &Path, magic: &[u8]) -> io::Result<()> {
+    let refuse = |why: &str| {
+        Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!("{} {why}; refusing to replace it (remove it first if it should go)", path.display()),
+        ))
+    };
+    let metadata = match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        other => other?,
+    };
+    if !metadata.file_type().is_file() {
+        return refuse("exists and is not a regular file");
+    }
+    let mut start = vec![0u8; magic.len()];
+    let read = File::open(path).and_then(|mut f| io::Read::read_exact(&mut f, &mut start));
+    if read.is_err() || start != magic {
+        return refuse("holds something this command did not write");
+    }
+    Ok(())
+}
+
 /// Writes `parts` one after the other to `path` as a [`DurableFile`].
 pub fn write_atomically(path: &Path, parts: &[&[u8]]) -> io::Result<()> {
     let durable = DurableFile::create(path)?;
@@ -84,6 +110,27 @@ fn directory_of(path: &Path) -> &Path {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_missing_files_and_files_of_the_same_kind_are_replaceable() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        assert!(replaceable(&path, b"MAGIC").is_ok(), "nothing there");
+        std::fs::write(&path, b"MAGIC and more").unwrap();
+        assert!(replaceable(&path, b"MAGIC").is_ok(), "one of ours");
+        std::fs::write(&path, b"redb database").unwrap();
+        assert!(replaceable(&path, b"MAGIC").is_err(), "another file");
+        std::fs::write(&path, b"").unwrap();
+        assert!(replaceable(&path, b"MAGIC").is_err(), "an empty file");
+        assert!(replaceable(dir.path(), b"MAGIC").is_err(), "a directory");
+        assert!(replaceable(Path::new("/dev/null"), b"MAGIC").is_err(), "a device");
+        #[cfg(unix)]
+        {
+            let link = dir.path().join("link");
+            std::os::unix::fs::symlink(&path, &link).unwrap();
+            assert!(replaceable(&link, b"MAGIC").is_err(), "a link");
+        }
+    }
 
     #[test]
     fn nothing_appears_until_committed_and_an_abandoned_write_leaves_nothing() {

@@ -33,7 +33,7 @@ pub use checkpoint::{
     body as checkpoint_body, fingerprint as index_fingerprint, material_field, material_in_field, CheckpointError,
     Checkpoints,
 };
-pub use durable::{write_atomically, DurableFile};
+pub use durable::{replaceable, write_atomically, DurableFile};
 pub use format::{
     file_name, layout, recorded_checksum, CorruptValue, Damage, FormatError, Header, SolveError, SolvedTable,
     Statistics, TableError, TableWriter, EXTENSION, MAGIC, VERSION, VERSION_COMPRESSED,

@@ -14,6 +14,8 @@ use crate::error::{parse_position, CliError};
 /// reported.
 pub fn certify(pos: &str, out: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
     let position = parse_position(pos)?;
+    // Refused before the search, not after it.
+    shogi4_tablebase::replaceable(out, shogi4_certificate::MAGIC).map_err(|e| CliError::Certificate(e.to_string()))?;
     let mut search = budget.search()?;
     let certificate = search.search.certify(&position, &budget.limits).ok_or_else(|| {
         CliError::Certificate(format!(

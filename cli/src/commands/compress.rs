@@ -33,6 +33,17 @@ impl Form {
 pub fn run(paths: &[PathBuf], out: &Path, form: Form, json: bool) -> Result<(), CliError> {
     let files = super::table_files(paths)?;
     std::fs::create_dir_all(out).map_err(|e| CliError::Table(TableError::Io(out.to_path_buf(), e)))?;
+    // A table's source is never its own output: a crash or a bug would leave no table at all.
+    let same_dir = |file: &PathBuf| {
+        let dir = file.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        matches!((dir.canonicalize(), out.canonicalize()), (Ok(a), Ok(b)) if a == b)
+    };
+    if let Some(file) = files.iter().find(|f| same_dir(f)) {
+        return Err(CliError::Usage(format!(
+            "{} would be rewritten in place: give --out another directory than the tables'",
+            file.display()
+        )));
+    }
     let (mut before, mut after, mut positions) = (0u64, 0u64, 0u64);
     for file in &files {
         let (from, to, n) = compress_file(file, out, form, json)?;

@@ -215,6 +215,9 @@ pub fn shown(number: u32) -> String {
 /// `shogi4 proofs export`: the store's proven outcomes (and with `carried`, its unknown
 /// ones too) to one file.
 pub fn export(store_path: &Path, file: &Path, carried: Carried, json: bool) -> Result<(), CliError> {
+    // Refused before the store is opened (an open store may write to its file): the store
+    // itself, any other database or device given as FILE.
+    shogi4_tablebase::replaceable(file, shogi4_proofs::EXPORT_MAGIC).map_err(|e| CliError::Usage(e.to_string()))?;
     // Opening a missing store would begin an empty one, only to export nothing from it.
     if !store_path.exists() {
         return Err(CliError::Usage(format!("no proof store at {}: nothing to export", store_path.display())));
