@@ -69,6 +69,9 @@ pub struct Searched<A> {
     pub answer: A,
     /// Facts by position key.
     pub facts: Vec<(u128, Outcome)>,
+    /// Whether what was recalled contradicted itself, so that the answer was searched again
+    /// from the rules alone (see [`contradicts_itself`]).
+    pub conflict: bool,
 }
 
 /// `GET /probe` for a position no table holds; the analysis comes back too (the server
@@ -84,14 +87,38 @@ pub fn probe(
         time: limits.time.map(|t| t.mul_f64(1.0 - ESTIMATE_SHARE)),
         ..*limits
     };
-    let (analysis, before) = searcher.search.analyse_recalling(position, &proof_limits, known);
+    let (mut analysis, mut before) = searcher.search.analyse_recalling(position, &proof_limits, known);
+    let contradicted = |analysis: &Analysis, before: Option<Outcome>| {
+        contradicts_itself(analysis) || before.is_some_and(|b| b.conflicts(analysis.outcome))
+    };
+    let conflict = contradicted(&analysis, before);
+    if conflict {
+        // Something forged or corrupt was recalled, now or by an earlier request into the
+        // table: searched again on a cleared table with what is known now (where a certificate
+        // outranks the store), and if that still contradicts itself, from the rules alone.
+        // Each try has the same budget, so a conflict costs at most three searches.
+        searcher.search.clear();
+        (analysis, before) = searcher.search.analyse_recalling(position, &proof_limits, known);
+        if contradicted(&analysis, before) {
+            searcher.search.clear();
+            analysis = searcher.search.analyse(position, &proof_limits);
+            before = None;
+        }
+    }
     let mut answer = ProbeResponse::searched(position, &analysis, source_after(before, analysis.outcome));
     if !analysis.outcome.is_settled() {
         if let Some(estimate) = estimate(searcher, position, limits, known) {
             answer = answer.with_estimate(estimate);
         }
     }
-    (Searched { answer, facts: analysis.facts(position) }, analysis)
+    (Searched { answer, facts: analysis.facts(position), conflict }, analysis)
+}
+
+/// Whether an analysis's value of its position disagrees with what its moves' values prove.
+/// A search from the rules never does; one that recalled a forged or corrupt record can (a
+/// position proven lost although one of its moves is proven to win).
+pub fn contradicts_itself(analysis: &Analysis) -> bool {
+    Outcome::from_moves(analysis.moves.iter().map(|m| m.outcome)).is_some_and(|m| m.conflicts(analysis.outcome))
 }
 
 /// `share` of a node budget (no budget stays none).
@@ -143,7 +170,7 @@ pub fn mainline(
 ) -> Searched<MainlineResponse> {
     let (line, before) = searcher.search.mainline_recalling(position, limits, known);
     let answer = MainlineResponse::searched(position, &line, source_after(before, line.outcome));
-    Searched { answer, facts: vec![(position.key(), line.outcome)] }
+    Searched { answer, facts: vec![(position.key(), line.outcome)], conflict: false }
 }
 
 /// Where a searched answer comes from, given what was known of the position before and what

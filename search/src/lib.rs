@@ -175,6 +175,32 @@ impl Outcome {
         }
     }
 
+    /// Whether two statements about one position cannot both be true: two proven values that
+    /// disagree (a win and a loss, a draw and either, two different exact distances), or
+    /// distance ranges that do not meet, or a "no result within" that a proven distance falls
+    /// inside. A true search never makes two such statements, so one of them is forged or
+    /// corrupt: [`Outcome::merge`] must not be asked to combine them.
+    pub fn conflicts(self, other: Outcome) -> bool {
+        let value = |o: Outcome| match o {
+            Outcome::Proven(Value::Draw) => Some(None),
+            o => o.proven_win().map(Some),
+        };
+        match (value(self), value(other)) {
+            (Some(a), Some(b)) if a != b => true,
+            (Some(Some(_)), Some(Some(_))) => {
+                let ((a, b), (c, d)) =
+                    (self.distance_bounds().unwrap_or((0, 0)), other.distance_bounds().unwrap_or((0, 0)));
+                a.max(c) > b.min(d)
+            }
+            (Some(Some(_)), None) | (None, Some(Some(_))) => {
+                let (proven, unknown) = if value(self).is_some() { (self, other) } else { (other, self) };
+                let Outcome::Unknown { no_result_within } = unknown else { return false };
+                proven.distance_bounds().is_some_and(|(_, at_most)| at_most <= no_result_within)
+            }
+            _ => false,
+        }
+    }
+
     /// What the outcomes of every legal move (each for the player making it) prove about the
     /// position, without search: a win if some move wins, its distance between the quickest
     /// possible win (a winning move's lower bound, or one more than an unknown move's depth)
@@ -698,6 +724,25 @@ fn forced_line(prover: &mut Prover, position: &Position, win: bool, within: u32)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn statements_that_cannot_both_be_true_conflict() {
+        let win = |at_least, at_most| Outcome::won(true, at_least, at_most);
+        let loss4 = Outcome::Proven(Value::Loss(4));
+        let draw = Outcome::Proven(Value::Draw);
+        let unknown = |d| Outcome::Unknown { no_result_within: d };
+        // The forged record of the round-4 review: a loss against a certified win within 21.
+        assert!(win(1, 21).conflicts(loss4) && loss4.conflicts(win(1, 21)));
+        assert!(draw.conflicts(loss4) && win(3, 9).conflicts(draw));
+        assert!(win(3, 9).conflicts(win(11, 15)), "ranges that do not meet");
+        assert!(Outcome::Proven(Value::Win(7)).conflicts(unknown(9)), "a win within a depth refuted");
+        // Statements that narrow each other do not.
+        assert!(!win(3, 21).conflicts(win(9, 15)));
+        assert!(!win(3, 21).conflicts(Outcome::Proven(Value::Win(9))));
+        assert!(!win(3, 21).conflicts(unknown(12)));
+        assert!(!draw.conflicts(unknown(40)) && !unknown(3).conflicts(unknown(9)));
+        assert!(!loss4.conflicts(loss4));
+    }
 
     #[test]
     fn moves_settle_a_draw_only_when_nothing_else_is_possible() {

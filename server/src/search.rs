@@ -201,11 +201,19 @@ impl SearchService {
                 let certified = service.certified();
                 let (searched, analysis) =
                     shogi4_answer::probe(search, &position, &limits, &service.knowledge(&certified));
+                if searched.conflict {
+                    metrics::counter!("proof_conflicts_total", "at" => "answer").increment(1);
+                    tracing::warn!(position = %position.to_sfen(), "recalled proofs contradict each other; answered from the rules alone");
+                }
                 service.keep(searched.facts);
                 service.queue_unfinished(&position, &analysis, client);
+                // Named only for the certificate's own value, never for what the answer says
+                // beyond it or instead of it.
                 match certified.find(&position) {
-                    Some((file, _)) => searched.answer.certified_by(file),
-                    None => searched.answer,
+                    Some((file, proven)) if analysis.outcome.is_settled() && !analysis.outcome.conflicts(proven) => {
+                        searched.answer.certified_by(file)
+                    }
+                    _ => searched.answer,
                 }
             })
             .await?;
@@ -357,6 +365,8 @@ impl SearchService {
     /// Takes the published certificates' positions as known from now on.
     pub fn set_certified(&self, certified: Certified) {
         *self.certified.write().expect("not poisoned") = Arc::new(certified);
+        // Answers given before the certificates were known may rest on records they overrule.
+        *self.cache.lock().expect("not poisoned") = ProvenCache::new(self.settings.cache_entries);
     }
 
     fn certified(&self) -> Arc<Certified> {
@@ -496,6 +506,15 @@ impl Recall for Knowledge<'_> {
                 self.health.fine();
                 for (known, stored) in known.iter_mut().zip(stored) {
                     *known = match (*known, stored) {
+                        // A certificate, checked by the rules, outranks the store: a record
+                        // that contradicts it is forged or corrupt, and is passed over.
+                        (Some(certified), Some(stored)) if certified.conflicts(stored) => {
+                            metrics::counter!("proof_conflicts_total", "at" => "store").increment(1);
+                            tracing::debug!(
+                                "a proof store record contradicts a certificate; the certificate's value kept"
+                            );
+                            Some(certified)
+                        }
                         (Some(a), Some(b)) => Some(a.merge(b)),
                         (a, b) => a.or(b),
                     };

@@ -546,6 +546,60 @@ fn a_certificate_answers_for_its_positions_and_names_itself() {
     assert!(start_answer.get("certificate").is_none(), "{start_answer}");
 }
 
+/// A forged proof store cannot overrule a certificate: records that contradict
+/// `a2a3.s4cert` (the position after 1. a2a3 "lost in 4" for the second player, and each of its
+/// moves winning for the first) are passed over and counted; the answer is the certificate's
+/// win, named for it, and no move in it contradicts it.
+#[test]
+fn a_forged_store_cannot_overrule_a_certificate() {
+    use shogi4_search::Outcome;
+    use shogi4_tablebase::Value;
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let certificates = scratch.path().join("certificates");
+    std::fs::create_dir(&certificates).unwrap();
+    let published = concat!(env!("CARGO_MANIFEST_DIR"), "/../tables/certificates/a2a3.s4cert");
+    std::fs::copy(published, certificates.join("a2a3.s4cert")).unwrap();
+    let start = shogi4_engine::Position::start();
+    let mv = start.legal_moves().iter().copied().find(|mv| mv.to_string() == "a2a3").unwrap();
+    let after = start.play_unchecked(mv);
+    let store_path = scratch.path().join("forged.redb");
+    {
+        let (store, _) = shogi4_proofs::ProofStore::open(&store_path).unwrap();
+        let mut forged = vec![(after.key(), Outcome::Proven(Value::Loss(4)))];
+        forged.extend(after.successors().map(|(_, child)| (child.key(), Outcome::Proven(Value::Win(3)))));
+        store.record(&forged).unwrap();
+    }
+    let mut args: Vec<std::ffi::OsString> =
+        ["--bind", "127.0.0.1:0", "--no-solve", "--rate-limit", "0"].map(Into::into).into();
+    args.extend(["--search-ms".into(), "200".into(), "--tables".into(), scratch.path().as_os_str().to_owned()]);
+    args.extend(["--proof-store".into(), store_path.as_os_str().to_owned()]);
+    let (child, address) = spawn_server(args);
+    let server = Server { child, address };
+    let started = std::time::Instant::now();
+    let answer = loop {
+        let (status, answer) = server.get(&format!("/probe?pos={}", url(&after.to_sfen())));
+        assert_eq!(status, 200, "{answer}");
+        if answer["source"] == "certificate" {
+            break answer;
+        }
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "never the certificate's answer: {answer}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert_eq!(answer["category"], "win", "the forged loss was served: {answer}");
+    // A proven win has a winning move in the same answer.
+    let moves = answer["moves"].as_array().unwrap();
+    assert!(moves.iter().any(|m| m["category"] == "win"), "no winning move beside a proven win: {answer}");
+    let metrics = {
+        let mut stream = TcpStream::connect(&server.address).unwrap();
+        write!(stream, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+        let mut text = String::new();
+        stream.read_to_string(&mut text).unwrap();
+        text
+    };
+    assert!(metrics.contains("proof_conflicts_total"), "conflicts not counted");
+}
+
 /// A FIFO named like a table neither blocks start-up nor a reload: it is refused as not a
 /// regular file, and the rest is served.
 #[test]
