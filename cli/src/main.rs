@@ -265,6 +265,10 @@ enum Command {
         /// Transposition table size in MiB (1 to 65536).
         #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
         table_mb: usize,
+        /// Assemble the certificate from this proof store's proven positions (a proof too
+        /// large for one search): `--ms`/`--nodes` are then each leaf's budget.
+        #[arg(long)]
+        store: Option<PathBuf>,
     },
     /// Check a proof certificate by the rules alone (no search, no store, no table): every
     /// loser's move answered, every winner's move legal, every line ending in a royal capture,
@@ -512,13 +516,16 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 }
             }
         }
-        Command::Certify { pos, out, ms, nodes, table_mb } => {
+        Command::Certify { pos, out, ms, nodes, table_mb, store } => {
             let limits = shogi4_search::Limits {
                 time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
                 ..shogi4_search::Limits::nodes(nodes)
             };
             let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
-            commands::certify::certify(&pos, &out, &budget, json)
+            match store {
+                None => commands::certify::certify(&pos, &out, &budget, json),
+                Some(store) => commands::certify::assemble(&pos, &out, &store, &budget, json),
+            }
         }
         Command::VerifyProof { file } => commands::certify::verify_proof(&file, json),
         Command::Proofs { action: ProofsAction::Export, file, store, with_unknown } => {

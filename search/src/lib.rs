@@ -29,6 +29,7 @@
 //! assert_eq!(report.outcome, Outcome::Proven(Value::Win(3)));
 //! ```
 
+pub mod assemble;
 pub mod best_first;
 mod dfpn;
 pub mod guess;

@@ -10,6 +10,65 @@ use super::grouped;
 use super::probe::SearchBudget;
 use crate::error::{parse_position, CliError};
 
+/// Assembles the certificate of `pos` from the proof store at `store_path`
+/// (`shogi4_search::assemble`): the store's proven positions walked from the root, each leaf
+/// it cannot spell out certified by a search within `budget`; checked before it is written.
+pub fn assemble(pos: &str, out: &Path, store_path: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
+    let position = parse_position(pos)?;
+    shogi4_tablebase::replaceable(out, shogi4_certificate::MAGIC)
+        .map_err(|e| CliError::Certificate(e.to_string()))?;
+    if !store_path.exists() {
+        return Err(CliError::Usage(format!("no proof store at {}", store_path.display())));
+    }
+    let store = shogi4_proofs::ProofStore::open_read_only(store_path)?;
+    // The root's value as the store proves it, or as its moves' stored values prove it.
+    let children: Vec<_> = position.successors().map(|(_, child)| child).collect();
+    let recalled = shogi4_search::Recall::recall(&store, &children);
+    let from_moves = shogi4_search::Outcome::from_moves(
+        recalled.iter().map(|o| o.unwrap_or(shogi4_search::Outcome::Unknown { no_result_within: 0 }).for_mover()),
+    );
+    let stored = shogi4_search::Recall::recall(&store, &[position]).pop().flatten();
+    let root_wins = stored.and_then(|o| o.proven_win()).or_else(|| from_moves.and_then(|o| o.proven_win())).ok_or_else(|| {
+        CliError::Certificate(format!("{}: the store proves no value of it or of its moves", position.to_sfen()))
+    })?;
+    let mut search = budget.search()?;
+    let started = std::time::Instant::now();
+    // The walk recurses along the proof's lines, which may run to hundreds of plies.
+    let (certificate, walked, searched, failed) = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(1 << 30)
+            .spawn_scoped(scope, || {
+                let assembler = shogi4_search::assemble::Assembler::new(
+                    &store,
+                    &mut search.search,
+                    budget.limits,
+                    position,
+                    root_wins,
+                );
+                assembler.assemble()
+            })
+            .expect("a thread")
+            .join()
+            .expect("the walk does not panic")
+    });
+    eprintln!(
+        "shogi4: {walked} positions walked from the store, {searched} leaves searched ({failed} not certified), {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
+    let certificate = certificate.ok_or_else(|| {
+        CliError::Certificate(format!(
+            "{}: the store's proof could not be spelt out ({failed} of {searched} leaves not certified within the budget)",
+            position.to_sfen()
+        ))
+    })?;
+    let bytes = certificate.to_bytes();
+    let verdict = verify(&bytes).map_err(|e| CliError::Certificate(format!("the certificate assembled fails: {e}")))?;
+    shogi4_tablebase::write_atomically(out, &[&bytes])
+        .map_err(|e| CliError::Certificate(format!("{}: {e}", out.display())))?;
+    report(&verdict, bytes.len() as u64, json);
+    Ok(())
+}
+
 /// Proves `pos` within `budget` and writes its certificate to `out`, checked before it is
 /// reported.
 pub fn certify(pos: &str, out: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
