@@ -37,6 +37,8 @@ pub struct Assembler<'a> {
     pub failed: u64,
     /// Positions walked from the record.
     pub walked: u64,
+    /// Told (walked, searched, failed) every 20 leaf searches.
+    progress: Box<dyn FnMut(u64, u64, u64) + 'a>,
 }
 
 impl<'a> Assembler<'a> {
@@ -52,7 +54,14 @@ impl<'a> Assembler<'a> {
             searched: 0,
             failed: 0,
             walked: 0,
+            progress: Box::new(|_, _, _| {}),
         }
+    }
+
+    /// Calls `progress` with (walked, searched, failed) every 20 leaf searches.
+    pub fn with_progress(mut self, progress: impl FnMut(u64, u64, u64) + 'a) -> Self {
+        self.progress = Box::new(progress);
+        self
     }
 
     /// The certificate of the root, if its whole tree could be written (unchecked: verify it).
@@ -144,7 +153,24 @@ impl<'a> Assembler<'a> {
     /// merged in (entry by entry, the smaller bound kept).
     fn by_search(&mut self, position: &Position) -> Option<u32> {
         self.searched += 1;
-        let Some(sub) = self.search.certify(position, &self.leaf).filter(|c| c.get(position).is_some()) else {
+        // What the record knows of the leaf's moves helps the search find its way; the tree is
+        // still spelt out by the search, down to royal captures.
+        self.search.recall(position, self.known);
+        // A second try with four times the budget, on the table the first one left.
+        let larger = Limits {
+            max_nodes: self.leaf.max_nodes.saturating_mul(4),
+            time: self.leaf.time.map(|t| t * 4),
+            ..self.leaf
+        };
+        let sub = self
+            .search
+            .certify(position, &self.leaf)
+            .or_else(|| self.search.certify(position, &larger))
+            .filter(|c| c.get(position).is_some());
+        if self.searched % 20 == 0 {
+            (self.progress)(self.walked, self.searched, self.failed);
+        }
+        let Some(sub) = sub else {
             self.failed += 1;
             return None;
         };

@@ -40,9 +40,7 @@ use tower_http::compression::predicate::{DefaultPredicate, Predicate};
 use tower_http::compression::CompressionLayer;
 use tower_http::cors::{AllowOrigin, Any, CorsLayer};
 use tower_http::request_id::{MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer};
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
-use tower_http::LatencyUnit;
-use tracing::Level;
+use tower_http::trace::TraceLayer;
 use utoipa_swagger_ui::SwaggerUi;
 
 pub use error::ApiError;
@@ -166,10 +164,23 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
                     };
                     tracing::info_span!("request", method = %request.method(), uri = %uri, id = %id)
                 })
-                .on_response(DefaultOnResponse::new().level(Level::INFO).latency_unit(LatencyUnit::Micros)),
+                .on_response(log_response),
         )
         .layer(SetRequestIdLayer::new(request_id, SequentialRequestId::default()))
         .layer(middleware::from_fn(drop_unfit_request_id))
+}
+
+/// Logs a response in its request's span: routine refusals (4xx: bad input, rate limits,
+/// overload) at debug, so that a client flooding the server with them, at no token's cost,
+/// cannot fill its disk with log lines; everything else at info.
+fn log_response(response: &Response, latency: std::time::Duration, span: &tracing::Span) {
+    let status = response.status();
+    let micros = latency.as_micros();
+    if status.is_client_error() {
+        tracing::debug!(parent: span, status = status.as_u16(), latency_us = micros, "finished processing request");
+    } else {
+        tracing::info!(parent: span, status = status.as_u16(), latency_us = micros, "finished processing request");
+    }
 }
 
 /// The longest URI prefix written to the log.

@@ -600,6 +600,41 @@ fn a_forged_store_cannot_overrule_a_certificate() {
     assert!(metrics.contains("proof_conflicts_total"), "conflicts not counted");
 }
 
+/// A flood of unreadable `GET /probe` is neither free nor written to the log line by line:
+/// each costs a token (so the flood meets 429 once the burst is spent), and routine refusals
+/// are logged at debug, so the log stays a few lines long however many arrive.
+#[test]
+fn a_flood_of_bad_queries_costs_tokens_and_no_log_lines() {
+    use std::io::{BufRead, BufReader};
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let log = std::fs::File::create(scratch.path().join("server.log")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_shogi4-server"))
+        .args(["--bind", "127.0.0.1:0", "--no-solve", "--proof-store", "none", "--rate-burst", "100"])
+        .arg("--tables")
+        .arg(scratch.path())
+        .env_remove("RUST_LOG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let address = line.trim().strip_prefix("listening on http://").unwrap().to_string();
+    let server = Server { child, address };
+    let lines_before = std::fs::read_to_string(scratch.path().join("server.log")).unwrap().lines().count();
+    let mut statuses = std::collections::BTreeMap::new();
+    for i in 0..300 {
+        let (status, _) = server.get(&format!("/probe?pos=not-a-position-{i}"));
+        *statuses.entry(status).or_insert(0) += 1;
+    }
+    assert!(statuses.get(&429).copied().unwrap_or(0) >= 150, "bad queries were free: {statuses:?}");
+    assert!(statuses.get(&400).copied().unwrap_or(0) >= 90, "{statuses:?}");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let lines = std::fs::read_to_string(scratch.path().join("server.log")).unwrap().lines().count() - lines_before;
+    assert!(lines < 30, "{lines} log lines for 300 refused queries");
+}
+
 /// A FIFO named like a table neither blocks start-up nor a reload: it is refused as not a
 /// regular file, and the rest is served.
 #[test]

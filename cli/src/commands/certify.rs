@@ -15,8 +15,7 @@ use crate::error::{parse_position, CliError};
 /// it cannot spell out certified by a search within `budget`; checked before it is written.
 pub fn assemble(pos: &str, out: &Path, store_path: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
     let position = parse_position(pos)?;
-    shogi4_tablebase::replaceable(out, shogi4_certificate::MAGIC)
-        .map_err(|e| CliError::Certificate(e.to_string()))?;
+    shogi4_tablebase::replaceable(out, shogi4_certificate::MAGIC).map_err(|e| CliError::Certificate(e.to_string()))?;
     if !store_path.exists() {
         return Err(CliError::Usage(format!("no proof store at {}", store_path.display())));
     }
@@ -28,9 +27,10 @@ pub fn assemble(pos: &str, out: &Path, store_path: &Path, budget: &SearchBudget,
         recalled.iter().map(|o| o.unwrap_or(shogi4_search::Outcome::Unknown { no_result_within: 0 }).for_mover()),
     );
     let stored = shogi4_search::Recall::recall(&store, &[position]).pop().flatten();
-    let root_wins = stored.and_then(|o| o.proven_win()).or_else(|| from_moves.and_then(|o| o.proven_win())).ok_or_else(|| {
-        CliError::Certificate(format!("{}: the store proves no value of it or of its moves", position.to_sfen()))
-    })?;
+    let root_wins =
+        stored.and_then(|o| o.proven_win()).or_else(|| from_moves.and_then(|o| o.proven_win())).ok_or_else(|| {
+            CliError::Certificate(format!("{}: the store proves no value of it or of its moves", position.to_sfen()))
+        })?;
     let mut search = budget.search()?;
     let started = std::time::Instant::now();
     // The walk recurses along the proof's lines, which may run to hundreds of plies.
@@ -44,7 +44,10 @@ pub fn assemble(pos: &str, out: &Path, store_path: &Path, budget: &SearchBudget,
                     budget.limits,
                     position,
                     root_wins,
-                );
+                )
+                .with_progress(|walked, searched, failed| {
+                    eprintln!("shogi4: {walked} positions walked, {searched} leaves searched, {failed} not certified");
+                });
                 assembler.assemble()
             })
             .expect("a thread")

@@ -127,7 +127,7 @@ pub async fn probe(
     headers: HeaderMap,
     query: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let position = position_from_query(query)?;
+    let position = readable(&state, client, query)?;
     let set = state.tables();
     match answerer(&state, &set, &position)? {
         Answerer::Table(table) => {
@@ -171,7 +171,7 @@ pub async fn mainline(
     headers: HeaderMap,
     query: Result<Query<PositionQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let position = position_from_query(query)?;
+    let position = readable(&state, client, query)?;
     let set = state.tables();
     match answerer(&state, &set, &position)? {
         Answerer::Table(table) => {
@@ -185,6 +185,23 @@ pub async fn mainline(
         Answerer::Search => {
             state.rate.charge(client, cost::SEARCH)?;
             Ok(searched(state.search.mainline(position).await?))
+        }
+    }
+}
+
+/// The query's position; an unreadable or illegal one costs what a table probe costs, as an
+/// unreadable entry of a batch does, so that a flood of bad queries is not free (once the
+/// budget is spent, the answer is 429).
+fn readable(
+    state: &AppState,
+    client: std::net::IpAddr,
+    query: Result<Query<PositionQuery>, QueryRejection>,
+) -> Result<Position, ApiError> {
+    match position_from_query(query) {
+        Ok(position) => Ok(position),
+        Err(refused) => {
+            state.rate.charge(client, cost::TABLE_PROBE)?;
+            Err(refused)
         }
     }
 }
