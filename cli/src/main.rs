@@ -269,6 +269,10 @@ enum Command {
         /// large for one search): `--ms`/`--nodes` are then each leaf's budget.
         #[arg(long)]
         store: Option<PathBuf>,
+        /// With `--store`: certificates (checked first) whose proof trees the assembly may use
+        /// as they are, e.g. those of the moves of the position; repeatable.
+        #[arg(long = "with", requires = "store")]
+        with: Vec<PathBuf>,
     },
     /// Check a proof certificate by the rules alone (no search, no store, no table): every
     /// loser's move answered, every winner's move legal, every line ending in a royal capture,
@@ -516,7 +520,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 }
             }
         }
-        Command::Certify { pos, out, ms, nodes, table_mb, store } => {
+        Command::Certify { pos, out, ms, nodes, table_mb, store, with } => {
             let limits = shogi4_search::Limits {
                 time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
                 ..shogi4_search::Limits::nodes(nodes)
@@ -524,7 +528,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
             match store {
                 None => commands::certify::certify(&pos, &out, &budget, json),
-                Some(store) => commands::certify::assemble(&pos, &out, &store, &budget, json),
+                Some(store) => commands::certify::assemble(&pos, &out, &store, &with, &budget, json),
             }
         }
         Command::VerifyProof { file } => commands::certify::verify_proof(&file, json),

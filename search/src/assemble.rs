@@ -58,6 +58,16 @@ impl<'a> Assembler<'a> {
         }
     }
 
+    /// Takes in the proof trees of `certificate` (checked already): their positions need no
+    /// walk and no search.
+    pub fn seed(&mut self, certificate: &Certificate) {
+        for reached in certificate.reachable() {
+            if let Some(entry) = certificate.get(&reached) {
+                self.keep(&reached, entry);
+            }
+        }
+    }
+
     /// Calls `progress` with (walked, searched, failed) every 20 leaf searches.
     pub fn with_progress(mut self, progress: impl FnMut(u64, u64, u64) + 'a) -> Self {
         self.progress = Box::new(progress);
@@ -174,11 +184,7 @@ impl<'a> Assembler<'a> {
             self.failed += 1;
             return None;
         };
-        for reached in sub.reachable() {
-            if let Some(entry) = sub.get(&reached) {
-                self.keep(&reached, entry);
-            }
-        }
+        self.seed(&sub);
         self.certificate.get(position).map(|entry| u32::from(entry.bound))
     }
 }

@@ -142,6 +142,11 @@ impl SearchService {
     /// until the first search.
     pub fn new(settings: SearchSettings, store: Option<ProofStore>) -> SearchService {
         let cache = ProvenCache::new(settings.cache_entries);
+        // The queue outlives restarts: its length is published from the start, not only once
+        // something is queued or taken.
+        if let Some(store) = &store {
+            publish_queue_length(store);
+        }
         let store = store.map(Arc::new);
         let recorder =
             store.as_ref().filter(|store| !store.is_read_only()).map(|store| Recorder::start(Arc::clone(store)));

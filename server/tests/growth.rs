@@ -347,3 +347,25 @@ fn a_busy_batch_ends_within_twice_the_search_budget() {
     });
     assert!(busy, "the other client's searches ended before the batch: nothing was tested");
 }
+
+/// The queue lives in the store, so a restarted server states its length at once: before,
+/// `search_queue_length` was missing from `/metrics` until something was queued again.
+#[test]
+fn the_queue_length_is_published_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("proofs.redb");
+    // One background worker, busy for a day with the first position it takes: the rest wait.
+    let flags = ["--background-ms", "86400000", "--search-ms", "30"];
+    {
+        let server = Server::start(&store, &flags);
+        server.probe("203.0.113.7", DEEP_WIN);
+        assert!(server.queue_length() >= 1.0);
+    }
+    // Restarted without background workers, so that nothing is taken from the queue either.
+    let server = Server::start(&store, &["--background-workers", "0"]);
+    let (_, metrics) = server.get("198.51.100.99", "/metrics");
+    let line = metrics.lines().find(|line| line.starts_with("search_queue_length "));
+    let length: f64 =
+        line.expect("search_queue_length after a restart").split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert!(length >= 1.0, "{line:?}");
+}

@@ -13,7 +13,14 @@ use crate::error::{parse_position, CliError};
 /// Assembles the certificate of `pos` from the proof store at `store_path`
 /// (`shogi4_search::assemble`): the store's proven positions walked from the root, each leaf
 /// it cannot spell out certified by a search within `budget`; checked before it is written.
-pub fn assemble(pos: &str, out: &Path, store_path: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
+pub fn assemble(
+    pos: &str,
+    out: &Path,
+    store_path: &Path,
+    with: &[std::path::PathBuf],
+    budget: &SearchBudget,
+    json: bool,
+) -> Result<(), CliError> {
     let position = parse_position(pos)?;
     shogi4_tablebase::replaceable(out, shogi4_certificate::MAGIC).map_err(|e| CliError::Certificate(e.to_string()))?;
     if !store_path.exists() {
@@ -31,6 +38,16 @@ pub fn assemble(pos: &str, out: &Path, store_path: &Path, budget: &SearchBudget,
         stored.and_then(|o| o.proven_win()).or_else(|| from_moves.and_then(|o| o.proven_win())).ok_or_else(|| {
             CliError::Certificate(format!("{}: the store proves no value of it or of its moves", position.to_sfen()))
         })?;
+    // Each given certificate is checked by the rules before its tree is used.
+    let mut seeds = Vec::new();
+    for file in with {
+        let bytes = std::fs::read(file).map_err(|e| CliError::Certificate(format!("{}: {e}", file.display())))?;
+        verify(&bytes).map_err(|e| CliError::Certificate(format!("{}: {e}", file.display())))?;
+        seeds.push(
+            shogi4_certificate::Certificate::parse(&bytes)
+                .map_err(|e| CliError::Certificate(format!("{}: {e}", file.display())))?,
+        );
+    }
     let mut search = budget.search()?;
     let started = std::time::Instant::now();
     // The walk recurses along the proof's lines, which may run to hundreds of plies.
@@ -38,7 +55,7 @@ pub fn assemble(pos: &str, out: &Path, store_path: &Path, budget: &SearchBudget,
         std::thread::Builder::new()
             .stack_size(1 << 30)
             .spawn_scoped(scope, || {
-                let assembler = shogi4_search::assemble::Assembler::new(
+                let mut assembler = shogi4_search::assemble::Assembler::new(
                     &store,
                     &mut search.search,
                     budget.limits,
@@ -48,6 +65,9 @@ pub fn assemble(pos: &str, out: &Path, store_path: &Path, budget: &SearchBudget,
                 .with_progress(|walked, searched, failed| {
                     eprintln!("shogi4: {walked} positions walked, {searched} leaves searched, {failed} not certified");
                 });
+                for seed in &seeds {
+                    assembler.seed(seed);
+                }
                 assembler.assemble()
             })
             .expect("a thread")
