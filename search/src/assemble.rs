@@ -177,7 +177,7 @@ impl<'a> Assembler<'a> {
             .certify(position, &self.leaf)
             .or_else(|| self.search.certify(position, &larger))
             .filter(|c| c.get(position).is_some());
-        if self.searched % 20 == 0 {
+        if self.searched.is_multiple_of(20) {
             (self.progress)(self.walked, self.searched, self.failed);
         }
         let Some(sub) = sub else {
