@@ -467,12 +467,33 @@ impl Search {
         limits: &Limits,
         known: &dyn Recall,
     ) -> (Analysis, Option<Outcome>) {
-        let before = self.recall(position, known);
+        let mut positions = vec![*position];
+        positions.extend(position.successors().map(|(_, child)| child));
+        let recalled = known.recall(&positions);
+        for (position, outcome) in positions.iter().zip(&recalled) {
+            if let Some(outcome) = outcome {
+                self.remember(position.key(), *outcome);
+            }
+        }
+        let before = recalled.first().copied().flatten();
         let mut analysis = self.analyse(position, limits);
-        // The table may have let the recalled value go under pressure.
+        // The table may have let a recalled value go under pressure, or been unable to hold it
+        // (a distance bound past its deepest): the position's and each move's proven values
+        // are merged back in, so that a proven position shows the moves that prove it.
         if let Some(proven) = before.filter(|o| o.is_settled()) {
             analysis.outcome = analysis.outcome.merge(proven);
         }
+        for m in &mut analysis.moves {
+            let Some(child) = m.result else { continue };
+            let known = positions.iter().zip(&recalled).find(|(p, _)| p.key() == child.key()).and_then(|(_, o)| *o);
+            if let Some(proven) = known.filter(|o| o.is_settled()) {
+                m.outcome = m.outcome.merge(proven.for_mover());
+            }
+        }
+        // Best first again, ties in move-generation order, as `analyse` gives them.
+        let legal = position.legal_moves();
+        let order = |mv| legal.iter().position(|&m| m == mv);
+        analysis.moves.sort_by_key(|m| (std::cmp::Reverse(m.outcome.rank()), order(m.mv)));
         (analysis, before)
     }
 

@@ -272,7 +272,15 @@ impl<'a, R: ProofRecord> Steered<'a, R> {
     /// repetition once would count as refuted from everywhere, and a provable root could run
     /// out of open leaves.
     fn compute_numbers(&mut self) {
-        self.numbers = vec![Numbers::REFUTED; self.nodes.len()];
+        // Nodes the walk below does not reach (below a settled node) keep numbers of their
+        // own, for the report.
+        self.numbers = (0..self.nodes.len())
+            .map(|id| match self.status(id) {
+                Status::Proven => Numbers::PROVEN,
+                Status::Refuted => Numbers::REFUTED,
+                Status::Open => self.leaf_numbers(id),
+            })
+            .collect();
         let mut done = vec![false; self.nodes.len()];
         let mut on_path = vec![false; self.nodes.len()];
         let mut loopy = vec![false; self.nodes.len()];

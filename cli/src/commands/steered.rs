@@ -63,9 +63,13 @@ pub fn run(
             break;
         }
         if !tree.step(&mut engine, &mut searches)? {
-            // The start is open, yet no line is: each one is refuted or comes back to a
-            // position before it (a draw by repetition, if the engine's estimate is level).
-            ended = "every line is refuted or repeats";
+            ended = if tree.root_status() != Status::Open {
+                "the start is settled"
+            } else {
+                // The start is open, yet no line is: each one is refuted or comes back to a
+                // position before it (a draw by repetition, if the engine's estimate is level).
+                "every line is refuted or repeats"
+            };
             break;
         }
         let done = tree.counts().2 - searched;
