@@ -213,9 +213,17 @@ pub fn parse_trusted_proxies(text: &str) -> Result<Vec<IpNet>, InvalidProxy> {
         .map(str::trim)
         .filter(|s| !s.is_empty())
         .map(|s| {
-            s.parse::<IpNet>().or_else(|_| s.parse::<IpAddr>().map(IpNet::from)).map_err(|_| {
+            let net = s.parse::<IpNet>().or_else(|_| s.parse::<IpAddr>().map(IpNet::from)).map_err(|_| {
                 InvalidProxy(format!("invalid trusted proxy {s:?}: expected an address or CIDR, e.g. 10.0.0.0/8"))
-            })
+            })?;
+            // Trusting every address lets every client name any address as its own, and so
+            // escape its rate limit and its connection share.
+            if net.prefix_len() == 0 {
+                return Err(InvalidProxy(format!(
+                    "trusted proxy {s:?} covers every address: name the proxies' own addresses or networks"
+                )));
+            }
+            Ok(net)
         })
         .collect()
 }
@@ -234,6 +242,15 @@ mod tests {
             map.append(name, value.parse().unwrap());
         }
         map
+    }
+
+    #[test]
+    fn a_trusted_range_that_covers_every_address_is_refused() {
+        for every in ["0.0.0.0/0", "::/0", "10.0.0.1, 0.0.0.0/0"] {
+            let refused = parse_trusted_proxies(every).unwrap_err();
+            assert!(refused.0.contains("covers every address"), "{every}: {}", refused.0);
+        }
+        assert!(parse_trusted_proxies("0.0.0.0/1, 10.0.0.0/8, ::1").is_ok());
     }
 
     #[test]
