@@ -32,11 +32,20 @@ impl Certified {
         let mut all: Vec<(u128, u32)> = Vec::new();
         for path in certificate_files(dir) {
             let proven = std::fs::read(&path)
-                .map_err(|e| e.to_string())
-                .and_then(|bytes| shogi4_certificate::proven_positions(&bytes).map_err(|e| e.to_string()));
-            let (Ok(proven), Ok(file)) = (proven, u16::try_from(files.len())) else {
-                refused.push((path, "refused by the checker, unreadable, or one file too many".to_string()));
-                continue;
+                .map_err(|e| format!("unreadable: {e}"))
+                .and_then(|bytes| {
+                    shogi4_certificate::proven_positions(&bytes).map_err(|e| format!("refused by the checker: {e}"))
+                })
+                .and_then(|proven| {
+                    u16::try_from(files.len()).map(|file| (proven, file)).map_err(|_| "one file too many".to_string())
+                });
+            // The reason travels to the log: which file, and what the checker found.
+            let (proven, file) = match proven {
+                Ok(found) => found,
+                Err(why) => {
+                    refused.push((path, why));
+                    continue;
+                }
             };
             each(&path, &proven);
             files.push(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
@@ -90,4 +99,29 @@ pub fn certificate_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A refused certificate is reported with the checker's own reason (the log once said
+    /// only "refused by the checker, unreadable, or one file too many").
+    #[test]
+    fn a_refused_certificate_carries_the_checkers_reason() {
+        let dir = tempfile::tempdir().unwrap();
+        let published = concat!(env!("CARGO_MANIFEST_DIR"), "/../tables/certificates/a1b2.s4cert");
+        let mut bytes = std::fs::read(published).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0x40;
+        let reason = shogi4_certificate::verify(&bytes).unwrap_err().to_string();
+        std::fs::write(dir.path().join("bad.s4cert"), &bytes).unwrap();
+        std::fs::write(dir.path().join("short.s4cert"), b"S4CERT1\n").unwrap();
+        let (certified, refused) = Certified::load(dir.path(), |_, _| {});
+        assert!(certified.is_empty());
+        let why: Vec<&str> = refused.iter().map(|(_, why)| why.as_str()).collect();
+        assert_eq!(why.len(), 2, "{why:?}");
+        assert_eq!(why[0], format!("refused by the checker: {reason}"));
+        assert!(why[1].starts_with("refused by the checker: "), "{why:?}");
+    }
 }
