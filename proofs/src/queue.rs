@@ -96,6 +96,12 @@ impl ProofStore {
                     None => None,
                 }
             };
+            // An empty queue changes nothing: no commit (an idle server asks several times a
+            // second, and each commit is a write and a sync of the file).
+            if taken.is_none() {
+                write.abort().map_err(|e| self.error(e))?;
+                return Ok(None);
+            }
             self.commit(write)?;
             Ok(taken)
         })

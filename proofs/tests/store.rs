@@ -438,3 +438,24 @@ fn a_certificate_is_merged_as_proven_outcomes_and_a_refused_one_changes_nothing(
     assert!(store.import_certificate(&damaged).is_err());
     assert_eq!(store.len().unwrap(), before);
 }
+
+/// Asking an empty queue writes nothing: an idle server asks several times a second, and a
+/// commit is a write and a sync of the file each time.
+#[test]
+fn asking_an_empty_queue_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proofs.redb");
+    let (store, _) = ProofStore::open(&path).unwrap();
+    store.record(&facts()).unwrap();
+    let before = std::fs::read(&path).unwrap();
+    for _ in 0..5 {
+        assert!(store.take_queued().unwrap().is_none());
+    }
+    assert!(std::fs::read(&path).unwrap() == before, "an empty take changed the file");
+    // A queued position is still taken, and the take is kept.
+    assert_eq!(store.enqueue(&[(7, "k3/4/4/K3 b C 1")], 0, 1, 10).unwrap(), 1);
+    assert_eq!(store.take_queued().unwrap().map(|q| q.key), Some(7));
+    drop(store);
+    let (store, _) = ProofStore::open(&path).unwrap();
+    assert!(store.take_queued().unwrap().is_none());
+}
