@@ -447,6 +447,12 @@ impl Search {
     /// Takes in what `known` holds of `position` and of its moves' positions; returns what
     /// it held of `position` itself.
     pub fn recall(&mut self, position: &Position, known: &dyn Recall) -> Option<Outcome> {
+        self.recall_all(position, known).into_iter().next().and_then(|(_, outcome)| outcome)
+    }
+
+    /// [`Search::recall`], returning what `known` held of each position: the position first,
+    /// then its moves' positions.
+    fn recall_all(&mut self, position: &Position, known: &dyn Recall) -> Vec<(Position, Option<Outcome>)> {
         let mut positions = vec![*position];
         positions.extend(position.successors().map(|(_, child)| child));
         let recalled = known.recall(&positions);
@@ -455,7 +461,7 @@ impl Search {
                 self.remember(position.key(), *outcome);
             }
         }
-        recalled.first().copied().flatten()
+        positions.into_iter().zip(recalled).collect()
     }
 
     /// [`Search::analyse`] after recalling what `known` holds (see [`Search::recall`]). The
@@ -467,15 +473,8 @@ impl Search {
         limits: &Limits,
         known: &dyn Recall,
     ) -> (Analysis, Option<Outcome>) {
-        let mut positions = vec![*position];
-        positions.extend(position.successors().map(|(_, child)| child));
-        let recalled = known.recall(&positions);
-        for (position, outcome) in positions.iter().zip(&recalled) {
-            if let Some(outcome) = outcome {
-                self.remember(position.key(), *outcome);
-            }
-        }
-        let before = recalled.first().copied().flatten();
+        let recalled = self.recall_all(position, known);
+        let before = recalled.first().and_then(|&(_, outcome)| outcome);
         let mut analysis = self.analyse(position, limits);
         // The table may have let a recalled value go under pressure, or been unable to hold it
         // (a distance bound past its deepest): the position's and each move's proven values
@@ -485,7 +484,7 @@ impl Search {
         }
         for m in &mut analysis.moves {
             let Some(child) = m.result else { continue };
-            let known = positions.iter().zip(&recalled).find(|(p, _)| p.key() == child.key()).and_then(|(_, o)| *o);
+            let known = recalled.iter().find(|(p, _)| p.key() == child.key()).and_then(|&(_, o)| o);
             if let Some(proven) = known.filter(|o| o.is_settled()) {
                 m.outcome = m.outcome.merge(proven.for_mover());
             }
