@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use shogi4_api::{Category, CertificateReport};
-use shogi4_certificate::{verify, Verdict};
+use shogi4_certificate::{verify, Certificate, Verdict};
 
 use super::grouped;
 use super::probe::SearchBudget;
@@ -22,7 +22,7 @@ pub fn assemble(
     json: bool,
 ) -> Result<(), CliError> {
     let position = parse_position(pos)?;
-    shogi4_tablebase::replaceable(out, shogi4_certificate::MAGIC).map_err(|e| CliError::Certificate(e.to_string()))?;
+    replaceable(out)?;
     if !store_path.exists() {
         return Err(CliError::Usage(format!("no proof store at {}", store_path.display())));
     }
@@ -41,12 +41,8 @@ pub fn assemble(
     // Each given certificate is checked by the rules before its tree is used.
     let mut seeds = Vec::new();
     for file in with {
-        let bytes = std::fs::read(file).map_err(|e| CliError::Certificate(format!("{}: {e}", file.display())))?;
-        verify(&bytes).map_err(|e| CliError::Certificate(format!("{}: {e}", file.display())))?;
-        seeds.push(
-            shogi4_certificate::Certificate::parse(&bytes)
-                .map_err(|e| CliError::Certificate(format!("{}: {e}", file.display())))?,
-        );
+        let (bytes, _) = read_checked(file)?;
+        seeds.push(Certificate::parse(&bytes).map_err(|e| CliError::Certificate(format!("{}: {e}", file.display())))?);
     }
     let mut search = budget.search()?;
     let started = std::time::Instant::now();
@@ -84,12 +80,7 @@ pub fn assemble(
             position.to_sfen()
         ))
     })?;
-    let bytes = certificate.to_bytes();
-    let verdict = verify(&bytes).map_err(|e| CliError::Certificate(format!("the certificate assembled fails: {e}")))?;
-    shogi4_tablebase::write_atomically(out, &[&bytes])
-        .map_err(|e| CliError::Certificate(format!("{}: {e}", out.display())))?;
-    report(&verdict, bytes.len() as u64, json);
-    Ok(())
+    write_checked(&certificate, out, json)
 }
 
 /// Proves `pos` within `budget` and writes its certificate to `out`, checked before it is
@@ -97,7 +88,7 @@ pub fn assemble(
 pub fn certify(pos: &str, out: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
     let position = parse_position(pos)?;
     // Refused before the search, not after it.
-    shogi4_tablebase::replaceable(out, shogi4_certificate::MAGIC).map_err(|e| CliError::Certificate(e.to_string()))?;
+    replaceable(out)?;
     let mut search = budget.search()?;
     let certificate = search.search.certify(&position, &budget.limits).ok_or_else(|| {
         CliError::Certificate(format!(
@@ -105,6 +96,16 @@ pub fn certify(pos: &str, out: &Path, budget: &SearchBudget, json: bool) -> Resu
             position.to_sfen()
         ))
     })?;
+    write_checked(&certificate, out, json)
+}
+
+/// Refuses `out` unless it is missing or a certificate already: checked before any search.
+fn replaceable(out: &Path) -> Result<(), CliError> {
+    shogi4_tablebase::replaceable(out, shogi4_certificate::MAGIC).map_err(|e| CliError::Certificate(e.to_string()))
+}
+
+/// Writes `certificate` to `out` once the checker accepts it, and reports what it proves.
+fn write_checked(certificate: &Certificate, out: &Path, json: bool) -> Result<(), CliError> {
     let bytes = certificate.to_bytes();
     let verdict = verify(&bytes).map_err(|e| CliError::Certificate(format!("the certificate written fails: {e}")))?;
     shogi4_tablebase::write_atomically(out, &[&bytes])
@@ -113,10 +114,17 @@ pub fn certify(pos: &str, out: &Path, budget: &SearchBudget, json: bool) -> Resu
     Ok(())
 }
 
-/// Checks the certificate in `file` and says what it proves.
-pub fn verify_proof(file: &Path, json: bool) -> Result<(), CliError> {
+/// The bytes of the certificate in `file` and what the checker says of them; refused with the
+/// checker's reason.
+fn read_checked(file: &Path) -> Result<(Vec<u8>, Verdict), CliError> {
     let bytes = std::fs::read(file).map_err(|e| CliError::Certificate(format!("{}: {e}", file.display())))?;
     let verdict = verify(&bytes).map_err(|e| CliError::Certificate(format!("{}: refused: {e}", file.display())))?;
+    Ok((bytes, verdict))
+}
+
+/// Checks the certificate in `file` and says what it proves.
+pub fn verify_proof(file: &Path, json: bool) -> Result<(), CliError> {
+    let (bytes, verdict) = read_checked(file)?;
     report(&verdict, bytes.len() as u64, json);
     Ok(())
 }
