@@ -76,6 +76,11 @@ impl Certificate {
         &self.root
     }
 
+    /// Whether the root's side to move wins (else it loses).
+    pub fn root_wins(&self) -> bool {
+        self.root_wins
+    }
+
     /// The entry of a winner's position, if any.
     pub fn get(&self, position: &Position) -> Option<Entry> {
         self.entries.get(&position.key()).copied()

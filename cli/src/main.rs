@@ -246,6 +246,17 @@ enum Command {
         /// before it is expanded instead (1 to 8).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=8))]
         leaf_searches: u32,
+        /// Steered: certify each leaf as it is proven (its proof tree spelt out and stored
+        /// position by position; a leaf whose tree cannot be spelt out counts as open), so that
+        /// `certify --store` writes the certificate without a search. Use a store that holds
+        /// only such proofs: a proven value already in the store is taken as it is.
+        #[arg(long)]
+        certified: bool,
+        /// Steered: a proof store the engine reads to choose moves (its proven values rank
+        /// first) and that is never written; nothing in it counts as proven. E.g. the published
+        /// export, imported, for a `--certified` run over a store of its own.
+        #[arg(long)]
+        hints: Option<PathBuf>,
     },
     /// Prove a position by search and write its proof certificate: the winner's move at each of
     /// its positions, with bounds that fall along every line (checked with `verify-proof`
@@ -482,6 +493,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
             patience,
             guide_nodes,
             leaf_searches,
+            certified,
+            hints,
         } => {
             if ms == 0 && nodes == u64::MAX {
                 return Err(CliError::Usage("--ms 0 needs --nodes: each position's search needs a budget".into()));
@@ -504,8 +517,9 @@ fn run(cli: Cli) -> Result<(), CliError> {
                         leaf_time: limits.time,
                         leaf_searches,
                         patience: (patience > 0).then_some(patience),
+                        certified,
                     };
-                    let guide = commands::steered::GuideBudget { nodes: guide_nodes };
+                    let guide = commands::steered::GuideSettings { nodes: guide_nodes, hints };
                     commands::steered::run(
                         &from,
                         attacker,

@@ -422,6 +422,79 @@ fn the_steered_prover_proves_the_longest_win_and_keeps_only_truths() {
     assert_eq!((again["status"].as_str(), again["searched"].as_u64()), (Some("proven"), Some(0)), "{again}");
 }
 
+/// `prove --steer --certified`, over a store of its own and with the first store as the
+/// engine's hints, leaves a store from which `certify --store` writes the certificate with
+/// leaf budgets too small to prove anything, i.e. without a search; from the uncertified
+/// store the same assembly fails. Hints that are not there are refused.
+#[test]
+fn a_certified_steered_run_is_certified_from_its_store_alone() {
+    use shogi4_tablebase::{solve, Silent, Table};
+    let table = Table::new(solve("KKCF".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
+    let (_, start) = table.longest_win().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let sfen = start.to_sfen();
+    let side = if start.turn() == shogi4_engine::Color::First { "first" } else { "second" };
+    let steered = [
+        "prove",
+        "--steer",
+        side,
+        "--from",
+        &sfen,
+        "--positions",
+        "2000",
+        "--ms",
+        "0",
+        "--nodes",
+        "20000",
+        "--guide-nodes",
+        "2000",
+    ];
+    let plain = shogi4(&[&steered[..], &["--table-mb", "4", "--store", &path("plain.redb")]].concat());
+    assert!(plain.status.success(), "{}", String::from_utf8_lossy(&plain.stderr));
+    let missing =
+        shogi4(&[&steered[..], &["--certified", "--hints", &path("none.redb"), "--store", &path("c.redb")]].concat());
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&missing.stderr).contains("--hints"),
+        "{}",
+        String::from_utf8_lossy(&missing.stderr)
+    );
+    let certified = shogi4(
+        &[
+            &steered[..],
+            &["--table-mb", "4", "--certified", "--hints", &path("plain.redb"), "--store", &path("c.redb"), "--json"],
+        ]
+        .concat(),
+    );
+    assert!(certified.status.success(), "{}", String::from_utf8_lossy(&certified.stderr));
+    let summary: serde_json::Value = serde_json::from_str(stdout(&certified).trim()).unwrap();
+    assert_eq!(summary["status"], "proven", "{summary}");
+    let assemble = |store: &str| {
+        shogi4(&[
+            "certify",
+            &sfen,
+            "--store",
+            &path(store),
+            "--ms",
+            "0",
+            "--nodes",
+            "1",
+            "--out",
+            &path(&format!("{store}.s4cert")),
+        ])
+    };
+    let from_certified = assemble("c.redb");
+    assert!(from_certified.status.success(), "{}", String::from_utf8_lossy(&from_certified.stderr));
+    assert!(String::from_utf8_lossy(&from_certified.stderr).contains(" 0 leaves searched"));
+    assert!(shogi4(&["verify-proof", &path("c.redb.s4cert")]).status.success());
+    let from_plain = assemble("plain.redb");
+    assert!(
+        !from_plain.status.success(),
+        "the uncertified store was spelt out without searching: the test shows nothing"
+    );
+}
+
 #[test]
 fn a_closed_pipe_ends_the_program_quietly() {
     use std::io::BufRead;

@@ -36,7 +36,13 @@ fn main() {
         .map(|d| d.parse().expect("a distance"))
         .collect();
     let seconds = number(3, 120);
-    let steering = Steering { leaf_nodes: number(4, 200_000), leaf_time: None, leaf_searches: 1, patience: None };
+    let steering = Steering {
+        leaf_nodes: number(4, 200_000),
+        leaf_time: None,
+        leaf_searches: 1,
+        patience: None,
+        certified: false,
+    };
     let guide_nodes = number(5, 20_000);
     let patience = args.get(7).and_then(|p| p.parse().ok());
     let steering = Steering { patience, ..steering };

@@ -1,37 +1,96 @@
-//! Assembling a certificate from a record of proven positions: for a proof too large for one
-//! search (a game solved by many searches over hours, whose results are kept in a proof
-//! store), the certificate is spelt out by walking the record from the root, and each
-//! position the record proves but cannot spell out (a leaf one search settled) is certified
-//! by a search of its own, whose tree is merged in.
+//! Assembling a certificate by walking what is known to be proven: for a proof too large for
+//! one search (a game solved by many searches over hours, whose results are kept in a proof
+//! store), and for spelling out one search's proof from its transposition table. The walk is
+//! one; what it reads is a [`Source`]: a record of proven positions ([`Assembler::new`]), or
+//! a search's table (`Search::certify`). Each position the source proves but cannot spell out
+//! (a leaf one search settled, a table entry whose tree was let go) is certified by the
+//! source's own fallback, a search, whose tree is merged in.
 //!
-//! At each of the winner's positions the walk tries the moves whose positions the record
+//! At each of the winner's positions the walk tries the moves whose positions the source
 //! proves lost, the quickest first, and keeps the first one whose tree it can spell out; at
 //! each of the loser's, every reply. An entry's bound is the height of the tree written below
-//! it (1 for a royal capture), so bounds fall along every line whatever the record's own
+//! it (1 for a royal capture), so bounds fall along every line whatever the source's own
 //! distance bounds say; where two trees reach the same position, the entry with the smaller
 //! bound is kept, which leaves every tree above it valid. A line that comes back to a
 //! position on the current path is not followed (a proof is a finite tree).
 //!
 //! Nothing here is trusted: the result is checked by [`shogi4_certificate::verify`], which
-//! knows only the rules. A record that is wrong yields no certificate, never a false one.
+//! knows only the rules. A source that is wrong yields no certificate, never a false one.
 
 use std::collections::HashSet;
 
 use shogi4_certificate::{Certificate, Entry};
 use shogi4_engine::Position;
 
-use crate::{Limits, Recall, Search};
+use crate::{Limits, Outcome, Recall, Search};
 
-/// How a certificate is assembled, and what it took.
-pub struct Assembler<'a> {
+/// What a walk reads: which positions are proven lost, and a way to certify a winner's
+/// position it cannot spell out.
+pub trait Source {
+    /// For each of `positions`, the number of plies within which its side to move is proven
+    /// to lose, if it is.
+    fn lost_within(&mut self, positions: &[Position]) -> Vec<Option<u32>>;
+    /// A certificate whose tree holds `position` (a winner's), found some other way: a search.
+    fn certify(&mut self, position: &Position) -> Option<Certificate>;
+}
+
+/// A record of proven positions (the proof store), with a search for its leaves.
+struct Recorded<'a> {
     known: &'a dyn Recall,
     search: &'a mut Search,
     leaf: Limits,
+}
+
+impl Source for Recorded<'_> {
+    fn lost_within(&mut self, positions: &[Position]) -> Vec<Option<u32>> {
+        self.known
+            .recall(positions)
+            .into_iter()
+            .map(|outcome| {
+                let outcome = outcome?;
+                (outcome.proven_win() == Some(false)).then(|| outcome.distance_bounds().map_or(u32::MAX, |b| b.1))
+            })
+            .collect()
+    }
+
+    fn certify(&mut self, position: &Position) -> Option<Certificate> {
+        // What the record knows of the leaf's moves helps the search find its way; the tree is
+        // still spelt out by the search, down to royal captures.
+        self.search.recall(position, self.known);
+        certify_leaf(self.search, position, &self.leaf)
+    }
+}
+
+/// The table a leaf's last try gets to itself.
+const FRESH_TABLE_BYTES: usize = 256 << 20;
+
+/// A leaf's certificate, by [`Search::certify`] within `leaf`; else with four times that, on
+/// the table the first try left; else with sixteen times that, on a fresh table (the same
+/// plan). The last try
+/// is for a table shared by many searches (a run's), whose entries let a position's value be
+/// proven quickly but whose tree, bounds falling along every line, can be hard to spell out
+/// from them: measured on a steered run over KKCF, a fresh table spelt out all but a few of
+/// the proofs its shared one could not.
+pub fn certify_leaf(search: &mut Search, position: &Position, leaf: &Limits) -> Option<Certificate> {
+    let times = |k: u32| Limits {
+        max_nodes: leaf.max_nodes.saturating_mul(u64::from(k)),
+        time: leaf.time.map(|t| t.saturating_mul(k)),
+        ..*leaf
+    };
+    search
+        .certify(position, leaf)
+        .or_else(|| search.certify(position, &times(4)))
+        .or_else(|| Search::new(FRESH_TABLE_BYTES).with_plan(search.plan.clone()).certify(position, &times(16)))
+}
+
+/// How a certificate is assembled, and what it took.
+pub struct Assembler<'a> {
+    source: Box<dyn Source + 'a>,
     certificate: Certificate,
     root_wins: bool,
     /// Positions on the current line.
     path: HashSet<u128>,
-    /// Leaves certified by a search of their own (or tried).
+    /// Leaves certified by the source's fallback (or tried).
     pub searched: u64,
     /// Leaves no search could certify within the budget.
     pub failed: u64,
@@ -42,12 +101,16 @@ pub struct Assembler<'a> {
 }
 
 impl<'a> Assembler<'a> {
-    /// An assembler reading `known`, certifying leaves with `search` within `leaf` each.
+    /// An assembler reading the record `known`, certifying leaves with `search` within `leaf`
+    /// each (and again with four times that).
     pub fn new(known: &'a dyn Recall, search: &'a mut Search, leaf: Limits, root: Position, root_wins: bool) -> Self {
+        Assembler::over(Recorded { known, search, leaf }, root, root_wins)
+    }
+
+    /// An assembler reading `source`.
+    pub fn over(source: impl Source + 'a, root: Position, root_wins: bool) -> Self {
         Assembler {
-            known,
-            search,
-            leaf,
+            source: Box::new(source),
             certificate: Certificate::new(root, root_wins),
             root_wins,
             path: HashSet::new(),
@@ -108,14 +171,12 @@ impl<'a> Assembler<'a> {
         }
         self.walked += 1;
         let children: Vec<Position> = moves.iter().map(|&mv| position.play_unchecked(mv)).collect();
-        let recalled = self.known.recall(&children);
-        let mut candidates: Vec<(usize, u32)> = recalled
-            .iter()
+        let mut candidates: Vec<(usize, u32)> = self
+            .source
+            .lost_within(&children)
+            .into_iter()
             .enumerate()
-            .filter_map(|(i, outcome)| {
-                let outcome = (*outcome)?;
-                (outcome.proven_win() == Some(false)).then(|| (i, outcome.distance_bounds().map_or(u32::MAX, |b| b.1)))
-            })
+            .filter_map(|(i, within)| Some((i, within?)))
             .collect();
         candidates.sort_by_key(|&(_, at_most)| at_most);
         let mut found = None;
@@ -159,24 +220,11 @@ impl<'a> Assembler<'a> {
         whole.then(|| slowest.map_or(0, |s| s + 1))
     }
 
-    /// A winner's position the record cannot spell out: certified by a search, its tree
+    /// A winner's position the source cannot spell out: certified by its fallback, the tree
     /// merged in (entry by entry, the smaller bound kept).
     fn by_search(&mut self, position: &Position) -> Option<u32> {
         self.searched += 1;
-        // What the record knows of the leaf's moves helps the search find its way; the tree is
-        // still spelt out by the search, down to royal captures.
-        self.search.recall(position, self.known);
-        // A second try with four times the budget, on the table the first one left.
-        let larger = Limits {
-            max_nodes: self.leaf.max_nodes.saturating_mul(4),
-            time: self.leaf.time.map(|t| t * 4),
-            ..self.leaf
-        };
-        let sub = self
-            .search
-            .certify(position, &self.leaf)
-            .or_else(|| self.search.certify(position, &larger))
-            .filter(|c| c.get(position).is_some());
+        let sub = self.source.certify(position).filter(|c| c.get(position).is_some());
         if self.searched.is_multiple_of(20) {
             (self.progress)(self.walked, self.searched, self.failed);
         }
@@ -189,6 +237,30 @@ impl<'a> Assembler<'a> {
     }
 }
 
+/// The records a certificate proves, for a proof record: each winner's position, a win within
+/// its entry's bound, and the loser's position after its move, a loss within one ply less.
+/// Over such records the walk of [`Assembler`] finds the whole tree again without a search.
+pub fn records_of(certificate: &Certificate) -> Vec<(u128, Outcome)> {
+    let mut records = Vec::new();
+    for winner in certificate.reachable() {
+        let Some(entry) = certificate.get(&winner) else { continue };
+        let bound = u32::from(entry.bound);
+        records.push((winner.key(), Outcome::won(true, 1, bound)));
+        let moves = winner.legal_moves();
+        if let Some(&mv) = moves.get(usize::from(entry.move_index)).filter(|&&mv| !winner.captures_royal(mv)) {
+            records.push((winner.play_unchecked(mv).key(), Outcome::won(false, 0, bound - 1)));
+        }
+    }
+    if !certificate.root_wins() {
+        // A losing root has no entry of its own: its bound is one more than its moves' slowest.
+        let root = *certificate.root();
+        let slowest =
+            root.successors().filter_map(|(_, child)| certificate.get(&child)).map(|e| u32::from(e.bound)).max();
+        records.push((root.key(), Outcome::won(false, 0, slowest.map_or(0, |s| s + 1))));
+    }
+    records
+}
+
 #[cfg(test)]
 mod tests {
     use shogi4_engine::MaterialIndex;
@@ -197,7 +269,6 @@ mod tests {
     use super::*;
     use crate::best_first::InMemory;
     use crate::best_first::ProofRecord;
-    use crate::Outcome;
 
     /// A certificate assembled from a record of a closed game's wins (the table's values for
     /// the winner's moves, as a prover would have stored them) verifies, and says what the

@@ -61,6 +61,14 @@ pub struct Steering {
     /// `Some(w)`, while its proof number stays below `w` times the second's (and the second's
     /// below `w` times the third's, and so on).
     pub patience: Option<u32>,
+    /// Whether every leaf the attacker wins is certified as it is proven: its proof tree is
+    /// spelt out from the searcher's table at once ([`Search::certify`]) and kept in the record
+    /// position by position ([`crate::assemble::records_of`]), and a leaf whose tree cannot be
+    /// spelt out within its budget is not taken as proven. Leaf searches then recall nothing
+    /// from the record (a recalled value has no tree to spell out). Over a record that holds
+    /// only such proofs, [`crate::assemble::Assembler`] writes the whole certificate without a
+    /// search of its own.
+    pub certified: bool,
 }
 
 /// The plan a leaf's searcher should follow (`Search::with_plan`): the default one, without
@@ -72,7 +80,7 @@ pub fn leaf_plan() -> Plan {
 
 impl Default for Steering {
     fn default() -> Self {
-        Steering { leaf_nodes: 1_000_000, leaf_time: None, leaf_searches: 1, patience: Some(1) }
+        Steering { leaf_nodes: 1_000_000, leaf_time: None, leaf_searches: 1, patience: Some(1), certified: false }
     }
 }
 
@@ -157,6 +165,44 @@ pub struct Branch {
     pub numbers: Numbers,
     /// The most-proving line below it (its own move first), while it is open.
     pub line: Vec<Move>,
+}
+
+/// What one leaf search found: its outcome, the nodes it took, and the records of the proof
+/// tree it spelt out (certified runs only).
+struct LeafReport {
+    id: usize,
+    outcome: Outcome,
+    nodes: u64,
+    spelt: Vec<(u128, Outcome)>,
+}
+
+/// A certified run's leaf search: a win for the attacker counts only with its proof tree spelt
+/// out (from the table the search just filled, so this costs little unless the table let part
+/// of it go); else the leaf stays open, with the depth its proof showed to have no result.
+fn search_certified(
+    search: &mut Search,
+    id: usize,
+    position: &Position,
+    limits: &Limits,
+    attacking: bool,
+) -> LeafReport {
+    let report = search.prove(position, limits);
+    let mut leaf = LeafReport { id, outcome: report.outcome, nodes: report.nodes, spelt: Vec::new() };
+    if report.outcome.proven_win() != Some(attacking) {
+        return leaf;
+    }
+    // Checked by the rules before its records are kept: nothing unchecked enters the record.
+    let checked = crate::assemble::certify_leaf(search, position, limits)
+        .filter(|certificate| shogi4_certificate::verify(&certificate.to_bytes()).is_ok());
+    match checked {
+        Some(certificate) => leaf.spelt = crate::assemble::records_of(&certificate),
+        None => {
+            // The distance is at least `at_least`: nobody forces a result within one ply less.
+            let at_least = report.outcome.distance_bounds().map_or(0, |(at_least, _)| at_least);
+            leaf.outcome = Outcome::Unknown { no_result_within: at_least.saturating_sub(1) };
+        }
+    }
+    leaf
 }
 
 impl<'a, R: ProofRecord> Steered<'a, R> {
@@ -423,7 +469,7 @@ impl<'a, R: ProofRecord> Steered<'a, R> {
         if chosen.is_empty() {
             return Ok(expansions > 0 && self.root_status() == Status::Open);
         }
-        let positions: Vec<(usize, Position, Limits)> = chosen
+        let positions: Vec<(usize, Position, Limits, bool)> = chosen
             .iter()
             .map(|&id| {
                 let node = &self.nodes[id];
@@ -433,27 +479,30 @@ impl<'a, R: ProofRecord> Steered<'a, R> {
                     time: self.steering.leaf_time.map(|t| t.saturating_mul(times)),
                     ..Limits::nodes(0)
                 };
-                (id, node.position, limits)
+                (id, node.position, limits, self.attacking(id))
             })
             .collect();
-        let record = self.record;
-        let reports: Vec<(usize, Outcome, u64)> = std::thread::scope(|scope| {
+        let (record, certified) = (self.record, self.steering.certified);
+        let reports: Vec<LeafReport> = std::thread::scope(|scope| {
             let running: Vec<_> = positions
                 .iter()
                 .zip(searches.iter_mut())
-                .map(|(&(id, position, limits), search)| {
+                .map(|(&(id, position, limits, attacking), search)| {
                     scope.spawn(move || {
+                        if certified {
+                            return search_certified(search, id, &position, &limits, attacking);
+                        }
                         let known = search.recall(&position, record);
                         let report = search.prove(&position, &limits);
                         let outcome = known.map_or(report.outcome, |k| k.merge(report.outcome));
-                        (id, outcome, report.nodes)
+                        LeafReport { id, outcome, nodes: report.nodes, spelt: Vec::new() }
                     })
                 })
                 .collect();
             running.into_iter().map(|t| t.join().expect("a search does not panic")).collect()
         });
         let mut facts = Vec::new();
-        for (id, outcome, nodes) in reports {
+        for LeafReport { id, outcome, nodes, spelt } in reports {
             self.searched += 1;
             self.search_nodes += nodes;
             let node = &mut self.nodes[id];
@@ -465,6 +514,7 @@ impl<'a, R: ProofRecord> Steered<'a, R> {
             if deep {
                 facts.push((node.position.key(), merged));
             }
+            facts.extend(spelt);
         }
         self.record.keep(&facts)?;
         self.settle_from_children()?;
@@ -638,7 +688,13 @@ mod tests {
     ) -> (Status, Option<usize>) {
         // Strict steering with one thread, by the numbers with more.
         let patience = (threads > 1).then_some(1);
-        let steering = Steering { leaf_nodes: 200, leaf_time: None, leaf_searches: 1 + (threads as u32 % 2), patience };
+        let steering = Steering {
+            leaf_nodes: 200,
+            leaf_time: None,
+            leaf_searches: 1 + (threads as u32 % 2),
+            patience,
+            certified: false,
+        };
         let mut tree = Steered::new(record, start, start.turn(), steering).unwrap();
         let mut searches: Vec<Search> = (0..threads).map(|_| Search::new(1 << 20).with_plan(leaf_plan())).collect();
         for _ in 0..steps {
@@ -692,23 +748,63 @@ mod tests {
         assert!(proven >= 6, "only {proven} of {tried} positions proven");
     }
 
-    #[test]
-    fn a_second_run_over_the_record_goes_on_without_searching_again() {
-        let table = Table::new(solve("KKCF".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
-        let index = MaterialIndex::new(table.header().material);
-        let start = (0..index.slots())
+    /// A won position of KKCF at 9 to 18 plies that a 200-node search does not prove alone.
+    fn deep_win(table: &Table<Vec<u8>>, index: &MaterialIndex) -> Position {
+        (0..index.slots())
             .step_by(3_001)
             .map(|slot| index.position_at(slot))
             .find(|p| {
                 let win = matches!(table.value(index.index_of(p)).unwrap(), Value::Win(n) if (9..19).contains(&n));
                 win && !Search::new(1 << 20).prove(p, &Limits::nodes(200)).outcome.is_settled()
             })
-            .expect("a deep win");
+            .expect("a deep win")
+    }
+
+    #[test]
+    fn a_second_run_over_the_record_goes_on_without_searching_again() {
+        let table = Table::new(solve("KKCF".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
+        let index = MaterialIndex::new(table.header().material);
+        let start = deep_win(&table, &index);
         let record = InMemory::default();
         let (status, _) = prove(&record, start, &mut Perfect(&table, &index), 1, 1000);
         assert_eq!(status, Status::Proven, "{} {:?}", start.to_sfen(), table.value(index.index_of(&start)));
-        let steering = Steering { leaf_nodes: 200, leaf_time: None, leaf_searches: 1, patience: None };
+        let steering =
+            Steering { leaf_nodes: 200, leaf_time: None, leaf_searches: 1, patience: None, certified: false };
         let again = Steered::new(&record, start, start.turn(), steering).unwrap();
         assert_eq!(again.root_status(), Status::Proven);
+    }
+
+    /// A certified run leaves a record from which the certificate is written without one
+    /// search; the same run uncertified leaves leaves that need searching.
+    #[test]
+    fn a_certified_run_leaves_a_record_the_assembler_spells_out_without_searching() {
+        let table = Table::new(solve("KKCF".parse().unwrap(), &Silent).table.to_bytes()).unwrap();
+        let index = MaterialIndex::new(table.header().material);
+        let start = deep_win(&table, &index);
+        let mut searched = Vec::new();
+        for certified in [true, false] {
+            let record = InMemory::default();
+            let steering =
+                Steering { leaf_nodes: 200, leaf_time: None, leaf_searches: 2, patience: Some(1), certified };
+            let mut tree = Steered::new(&record, start, start.turn(), steering).unwrap();
+            let mut searches = vec![Search::new(1 << 20).with_plan(leaf_plan())];
+            while tree.step(&mut Perfect(&table, &index), &mut searches).unwrap() {}
+            assert_eq!(tree.root_status(), Status::Proven, "certified: {certified}");
+            for (key, kept) in record.facts() {
+                let position = Position::from_key(key).unwrap();
+                if let Some(win) = kept.proven_win() {
+                    let value = table.value(index.index_of(&position)).unwrap();
+                    assert_eq!(win, matches!(value, Value::Win(_)), "{}", position.to_sfen());
+                }
+            }
+            let mut search = Search::new(1 << 20);
+            let assembler = crate::assemble::Assembler::new(&record, &mut search, Limits::nodes(100_000), start, true);
+            let (certificate, _, leaves, failed) = assembler.assemble();
+            let verdict = shogi4_certificate::verify(&certificate.expect("assembled").to_bytes()).unwrap();
+            assert!(verdict.root_wins && failed == 0);
+            searched.push(leaves);
+        }
+        assert_eq!(searched[0], 0, "the certified record needed leaf searches");
+        assert!(searched[1] > 0, "the uncertified record needed none: the test shows nothing");
     }
 }

@@ -18,10 +18,12 @@ use crate::commands::prove::{open_store, shown, Stop};
 use crate::error::{parse_position, CliError};
 use crate::progress::Bar;
 
-/// The engine's budget for ranking one position's moves.
-pub struct GuideBudget {
+/// How the engine ranks a position's moves.
+pub struct GuideSettings {
     /// Nodes a ranking.
     pub nodes: u64,
+    /// A proof store the engine consults instead of the run's own (read only, never trusted).
+    pub hints: Option<std::path::PathBuf>,
 }
 
 /// The engine's table, in MiB: rankings are small searches, and many of them share it.
@@ -34,7 +36,7 @@ pub fn run(
     stop: &Stop,
     store_path: &Path,
     steering: Steering,
-    guide: GuideBudget,
+    guide: GuideSettings,
     table_bytes: usize,
     threads: usize,
     json: bool,
@@ -44,7 +46,14 @@ pub fn run(
     let started = Instant::now();
     let bar = Bar::new();
     shogi4_tablebase::Progress::phase(&bar, "prove (steered)", stop.positions);
-    let oracle = Recalled(&store);
+    let hints = match &guide.hints {
+        Some(path) if !path.exists() => {
+            return Err(CliError::Usage(format!("no proof store at {} (--hints)", path.display())))
+        }
+        Some(path) => Some(shogi4_proofs::ProofStore::open_read_only(path)?),
+        None => None,
+    };
+    let oracle = Recalled(hints.as_ref().unwrap_or(&store));
     let mut engine = EngineGuide::new(GUIDE_TABLE_MB, guide.nodes, &oracle);
     let mut tree = Steered::new(&store, start, attacker, steering)?;
     let mut searches: Vec<Search> = (0..threads).map(|_| Search::new(table_bytes).with_plan(leaf_plan())).collect();
