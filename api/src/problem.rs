@@ -59,6 +59,8 @@ pub enum ProblemType {
     BatchTooLarge,
     /// A request body over the limit.
     BodyTooLarge,
+    /// A request body that did not arrive in time.
+    BodyTimeout,
     /// A URI over the limit.
     UriTooLong,
     /// A byte range past the end of a file.
@@ -93,7 +95,7 @@ pub enum ProblemType {
 
 impl ProblemType {
     /// Every kind, in the order the API's documentation lists them.
-    pub const ALL: [ProblemType; 24] = [
+    pub const ALL: [ProblemType; 25] = [
         ProblemType::UnparsablePosition,
         ProblemType::BadRequest,
         ProblemType::IllegalPosition,
@@ -103,6 +105,7 @@ impl ProblemType {
         ProblemType::MethodNotAllowed,
         ProblemType::BatchTooLarge,
         ProblemType::BodyTooLarge,
+        ProblemType::BodyTimeout,
         ProblemType::UriTooLong,
         ProblemType::RangeNotSatisfiable,
         ProblemType::Overloaded,
@@ -188,6 +191,7 @@ impl ProblemType {
             ProblemType::MethodNotAllowed => ("method-not-allowed", "Method not allowed", 405, ""),
             ProblemType::BatchTooLarge => ("batch-too-large", "Too many positions in one batch", 413, ""),
             ProblemType::BodyTooLarge => ("body-too-large", "Request body too large", 413, ""),
+            ProblemType::BodyTimeout => ("body-timeout", "Request body too slow", 408, ""),
             ProblemType::UriTooLong => ("uri-too-long", "URI too long", 414, ""),
             ProblemType::RangeNotSatisfiable => {
                 ("range-not-satisfiable", "Range not satisfiable", 416, "`Content-Range: bytes */size`")

@@ -89,6 +89,10 @@ pub struct Config {
     /// Largest request body in bytes.
     #[arg(long, env = "SHOGI4_MAX_BODY_BYTES", default_value_t = ServiceLimits::default().max_body_bytes, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 30))]
     pub max_body_bytes: usize,
+    /// Time a client has to send a request's whole body, in milliseconds; the body is read
+    /// before the request counts against `--concurrency`, and one still arriving gets 408.
+    #[arg(long, env = "SHOGI4_BODY_TIMEOUT_MS", default_value_t = millis(ServiceLimits::default().body_timeout), value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    pub body_timeout_ms: u64,
     /// Longest request URI in bytes.
     #[arg(long, env = "SHOGI4_MAX_URI_BYTES", default_value_t = ServiceLimits::default().max_uri_bytes, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 20))]
     pub max_uri_bytes: usize,
@@ -254,6 +258,7 @@ impl Config {
     fn limits_unchecked(&self) -> Result<ServiceLimits, StartError> {
         Ok(ServiceLimits {
             max_body_bytes: self.max_body_bytes,
+            body_timeout: Duration::from_millis(self.body_timeout_ms),
             max_uri_bytes: self.max_uri_bytes,
             max_batch: self.max_batch,
             concurrency: self.concurrency.max(1),

@@ -25,6 +25,8 @@ pub enum ApiError {
     },
     /// The request body exceeds the limit (413).
     BodyTooLarge(String),
+    /// The request body did not arrive within this time (408).
+    BodyTimeout(std::time::Duration),
     /// The URI exceeds the limit (414).
     UriTooLong(usize),
     /// No such route (404).
@@ -88,6 +90,7 @@ impl ApiError {
             ApiError::RangeNotSatisfiable(_) => ProblemType::RangeNotSatisfiable,
             ApiError::BatchTooLarge { .. } => ProblemType::BatchTooLarge,
             ApiError::BodyTooLarge(_) => ProblemType::BodyTooLarge,
+            ApiError::BodyTimeout(_) => ProblemType::BodyTimeout,
             ApiError::UriTooLong(_) => ProblemType::UriTooLong,
             ApiError::MethodNotAllowed(_) => ProblemType::MethodNotAllowed,
             ApiError::Overloaded => ProblemType::Overloaded,
@@ -118,6 +121,10 @@ impl ApiError {
                 Problem::new(kind, format!("{sent} positions sent; at most {max} per batch"))
             }
             ApiError::BodyTooLarge(m) => Problem::new(kind, m.clone()),
+            ApiError::BodyTimeout(deadline) => Problem::new(
+                kind,
+                format!("the request body did not arrive within {} ms (--body-timeout-ms)", deadline.as_millis()),
+            ),
             ApiError::UriTooLong(max) => Problem::new(kind, format!("the URI is longer than {max} bytes")),
             ApiError::NotFound(m) => Problem::new(kind, m.clone()),
             ApiError::MethodNotAllowed(m) => Problem::new(kind, m.clone()),

@@ -53,6 +53,10 @@ pub use tables::TableLoading;
 pub struct ServiceLimits {
     /// Largest request body in bytes.
     pub max_body_bytes: usize,
+    /// Time a client has to send a request's whole body, counted apart from `timeout`: the
+    /// body is read before the request takes one of the `concurrency` slots, so a body sent
+    /// slowly holds only its own connection, and not for longer than this.
+    pub body_timeout: Duration,
     /// Longest URI in bytes.
     pub max_uri_bytes: usize,
     /// Most positions in one `POST /probe`.
@@ -73,6 +77,7 @@ impl Default for ServiceLimits {
     fn default() -> ServiceLimits {
         ServiceLimits {
             max_body_bytes: 64 * 1024,
+            body_timeout: Duration::from_secs(5),
             max_uri_bytes: 4096,
             max_batch: 100,
             concurrency: 1024,
@@ -104,7 +109,7 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         CorsPolicy::Origins(origins) => cors.allow_origin(AllowOrigin::list(origins.clone())),
     };
     let max_uri = limits.max_uri_bytes;
-    let max_body = limits.max_body_bytes;
+    let (max_body, body_timeout) = (limits.max_body_bytes, limits.body_timeout);
     let permits = Arc::new(tokio::sync::Semaphore::new(limits.concurrency));
     let spec = openapi::spec_with(&limits);
     let endpoints: Arc<str> = openapi::endpoints(&spec).into();
@@ -139,6 +144,10 @@ pub fn app(state: Arc<AppState>, cors_policy: &CorsPolicy) -> Router {
         }))
         // Outside the concurrency limit: a kept answer costs a copy of a few headers.
         .layer(middleware::from_fn_with_state(Arc::new(precompressed::Precompressed::default()), precompressed::serve))
+        // Outside it too: a body trickled in holds no slot while it arrives.
+        .layer(middleware::from_fn(move |request: Request, next: Next| {
+            read_body(request, next, max_body, body_timeout)
+        }))
         .layer(middleware::from_fn(move |request: Request, next: Next| check_declared_length(request, next, max_body)))
         .layer(middleware::from_fn(move |request: Request, next: Next| check_uri(request, next, max_uri)))
         // Never a file download: its bytes are what its SHA-256 and its byte ranges describe.
@@ -233,6 +242,20 @@ async fn check_declared_length(request: Request, next: Next, max: usize) -> Resp
         }
     }
     next.run(request).await
+}
+
+/// Reads the request's whole body (at most `max` bytes) within `deadline` before anything
+/// else is spent on it; a body still arriving at the deadline gets 408, one over the limit 413.
+async fn read_body(request: Request, next: Next, max: usize, deadline: Duration) -> Response {
+    let (parts, body) = request.into_parts();
+    match tokio::time::timeout(deadline, axum::body::to_bytes(body, max)).await {
+        Ok(Ok(bytes)) => next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await,
+        // Over the limit, or cut off by the client (which then reads no answer).
+        Ok(Err(_)) => {
+            ApiError::BodyTooLarge(format!("the body is longer than {max} bytes, or was cut off")).into_response()
+        }
+        Err(_) => ApiError::BodyTimeout(deadline).into_response(),
+    }
 }
 
 /// Refuses a request at once (429) when `--concurrency` requests are already in flight.

@@ -196,23 +196,64 @@ fn clients_are_rate_limited_each_on_its_own() {
 fn the_concurrency_limit_is_one_for_the_whole_server() {
     let scratch = tempfile::tempdir().unwrap();
     solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
-    let server = Server::start_with(scratch.path(), &["--rate-limit", "0", "--concurrency", "1"]);
-    // A POST whose body never finishes holds the one slot...
-    let mut stalled = TcpStream::connect(&server.address).unwrap();
-    write!(
-        stalled,
-        "POST /probe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{"
-    )
-    .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let flags = ["--rate-limit", "0", "--concurrency", "1", "--search-ms", "1500", "--search-nodes", "1000000000000"];
+    let server = Server::start_with(scratch.path(), &flags);
+    // A search of the start (no table holds it) holds the one slot for its budget...
+    let address = server.address.clone();
+    let searching = std::thread::spawn(move || {
+        let mut stream = TcpStream::connect(&address).unwrap();
+        write!(stream, "GET /probe?pos=trfk/3c/C3/KFRT_b_-_1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response
+    });
+    std::thread::sleep(std::time::Duration::from_millis(400));
     // ...so a GET on another route is refused too, with a time to come back.
     let (status, head, problem) = server.get_from(None, "/probe?pos=k3/4/4/K3_b_-_1");
     assert_eq!(status, 429, "{problem}");
     assert_eq!(problem["type"], "/problems/overloaded");
     assert!(head.contains("retry-after: 1"), "{head}");
-    drop(stalled);
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(searching.join().unwrap().starts_with("HTTP/1.1 200"));
     assert_eq!(server.get("/probe?pos=k3/4/4/K3_b_-_1").0, 200);
+}
+
+/// Bodies sent a byte at a time hold no request slot (issue #57, item 1): with one slot and
+/// four bodies stalled, other clients are answered, and each stalled body gets 408
+/// `body-timeout` at its own deadline. On the build before, every other request got 429
+/// until the stalled ones reached `--timeout-ms`.
+#[test]
+fn stalled_bodies_hold_no_request_slot_and_time_out() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let flags = ["--rate-limit", "0", "--concurrency", "1", "--body-timeout-ms", "1000", "--timeout-ms", "60000"];
+    let server = Server::start_with(scratch.path(), &flags);
+    let started = std::time::Instant::now();
+    let mut stalled: Vec<TcpStream> = (0..4)
+        .map(|_| {
+            let mut stream = TcpStream::connect(&server.address).unwrap();
+            write!(
+                stream,
+                "POST /probe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n["
+            )
+            .unwrap();
+            stream
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    for _ in 0..3 {
+        let (status, problem) = server.get("/probe?pos=k3/4/4/K3_b_-_1");
+        assert_eq!(status, 200, "{problem}");
+    }
+    for stream in &mut stalled {
+        stream.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+        assert!(response.contains("/problems/body-timeout"), "{response}");
+    }
+    let waited = started.elapsed();
+    assert!(waited < std::time::Duration::from_secs(4), "the stalled bodies were answered after {waited:?}");
 }
 
 /// How long until the server closes `stream` (reads until end of stream or reset).

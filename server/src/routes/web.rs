@@ -116,7 +116,7 @@ fn limits_table(limits: &ServiceLimits, background_workers: usize) -> String {
          <tr><th scope=\"row\">A best line from a table</th><td>{} tokens</td></tr>\
          <tr><th scope=\"row\">An answer by proof search</th><td>{} tokens, at most {} ms of search</td></tr>\
          <tr><th scope=\"row\">Positions per batch</th><td>{}</td></tr>\
-         <tr><th scope=\"row\">Time per request</th><td>{} ms</td></tr>\
+         <tr><th scope=\"row\">Time per request</th><td>{} ms, and {} ms to send a request's body</td></tr>\
          <tr><th scope=\"row\">Search in the background</th><td>{background}</td></tr></table>",
         cost::TABLE_PROBE,
         cost::TABLE_MAINLINE,
@@ -124,6 +124,7 @@ fn limits_table(limits: &ServiceLimits, background_workers: usize) -> String {
         limits.search.time.as_millis(),
         limits.max_batch,
         limits.timeout.as_millis(),
+        limits.body_timeout.as_millis(),
     )
 }
 
