@@ -95,7 +95,7 @@ fn run(config: Config) -> Result<(), StartError> {
     };
     let search = Arc::clone(&state.search);
     let runtime = tokio::runtime::Runtime::new().map_err(StartError::system("start the runtime"))?;
-    runtime.block_on(async {
+    let workers = runtime.block_on(async {
         // Listen for signals before announcing the address, so that a client (or a test) that
         // signals right after its first answer is never met by the default action.
         let shutdown = shutdown_signal()?;
@@ -111,31 +111,57 @@ fn run(config: Config) -> Result<(), StartError> {
         }
         let (search, store_path, tables) =
             (Arc::clone(&state.search), config.proof_store_path(), config.tables.clone());
-        std::thread::Builder::new()
+        let upkeep = std::thread::Builder::new()
             .name("proof-store-upkeep".into())
             .spawn(move || check_and_merge(&search, store_path.as_deref(), &tables))
             .map_err(StartError::system("start the proof store's check"))?;
         // None without a writable proof store: they would have nothing to take or keep.
+        let mut workers = vec![upkeep];
         for worker in 0..state.search.background_workers() {
             let search = Arc::clone(&state.search);
-            std::thread::Builder::new()
+            let handle = std::thread::Builder::new()
                 .name(format!("background-search-{worker}"))
                 .spawn(move || search.work_off_the_queue())
                 .map_err(StartError::system("start a background search"))?;
+            workers.push(handle);
         }
         tracing::info!(%address, "listening");
         println!("listening on http://{address}");
         serve(listener, app(state, &cors_policy), connection_limits, shutdown).await;
-        Ok::<(), StartError>(())
+        Ok::<_, StartError>(workers)
     })?;
     // A search a hung-up client left running keeps its blocking thread until its budget ends,
     // which may be long after the grace period; dropping the runtime would wait for it. The
     // store is crash-safe (each record is its own transaction), so such searches are left.
     runtime.shutdown_timeout(LEFTOVER_SEARCH_WAIT);
-    // What the searches handed to the store's writer is committed before the process ends.
-    search.finish_writing();
+    close_store(search, workers);
     tracing::info!("shut down");
     Ok(())
+}
+
+/// How long shutdown waits for the background threads (searches, the store's check) to end.
+const BACKGROUND_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Ends the background searches, commits what searches handed to the store's writer, and
+/// closes the store once nothing holds it, so that the file is left as after a clean close
+/// (a store left open needs redb's repair before it can be read, and cannot be read-only).
+fn close_store(search: Arc<SearchService>, workers: Vec<std::thread::JoinHandle<()>>) {
+    search.stop_background();
+    let deadline = std::time::Instant::now() + BACKGROUND_WAIT;
+    while workers.iter().any(|w| !w.is_finished()) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    search.finish_writing();
+    let open = search.store().is_some();
+    // `store()` handed out a copy: the one left is the service's, and the threads' if any.
+    match Arc::try_unwrap(search) {
+        Ok(service) if open => {
+            drop(service);
+            tracing::info!("proof store closed");
+        }
+        Ok(_) => {}
+        Err(_) => tracing::warn!("proof store left open: a search or the store's check still holds it"),
+    }
 }
 
 /// What opening (or walking) the proof store found, in the log.

@@ -117,6 +117,8 @@ pub struct SearchService {
     /// Whether the store failed last time: its errors are logged when it starts failing and
     /// when it recovers, not on every search.
     store_health: StoreHealth,
+    /// Set at shutdown: the background searches end (the one running is cancelled).
+    stopping: Cancel,
 }
 
 /// Whether the proof store's last operation failed.
@@ -161,6 +163,7 @@ impl SearchService {
             in_flight: AtomicUsize::new(0),
             queued_by: Mutex::new(HashMap::new()),
             store_health: StoreHealth::default(),
+            stopping: Cancel::default(),
         }
     }
 
@@ -325,7 +328,8 @@ impl SearchService {
         lower_this_threads_priority();
         let background = &self.settings.background;
         let mut search = Search::new(self.settings.table_bytes);
-        loop {
+        search.watch(Some(self.stopping.clone()));
+        while !self.stopping.is_cancelled() {
             if self.in_flight.load(Ordering::Relaxed) > 0 {
                 std::thread::sleep(Duration::from_millis(20));
                 continue;
@@ -354,6 +358,11 @@ impl SearchService {
                 Limits { max_depth: MAX_DEPTH, max_nodes: u64::MAX, time: Some(background.time * (1u32 << level)) };
             let certified = self.certified();
             let (analysis, before) = search.analyse_recalling(&position, &limits, &self.knowledge(&certified));
+            if self.stopping.is_cancelled() {
+                // Cut short by the shutdown: the entry is back in the queue at the next start.
+                self.enqueue(store, &[position], entry.level, entry.owner);
+                break;
+            }
             self.keep(analysis.facts(&position));
             metrics::counter!("background_searches_total").increment(1);
             if analysis.outcome.is_settled() && !before.is_some_and(Outcome::is_settled) {
@@ -381,6 +390,17 @@ impl SearchService {
     /// The proof store, if there is one.
     pub fn store(&self) -> Option<Arc<ProofStore>> {
         self.store.clone()
+    }
+
+    /// Ends the background searches (the running ones are cancelled, and their results are
+    /// not kept): for shutdown, so that the store can be closed.
+    pub fn stop_background(&self) {
+        self.stopping.cancel();
+    }
+
+    /// Whether [`SearchService::stop_background`] was called.
+    pub fn stopping(&self) -> bool {
+        self.stopping.is_cancelled()
     }
 
     /// Commits what searches have handed over and not yet written; for shutdown.

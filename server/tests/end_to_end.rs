@@ -167,6 +167,36 @@ fn sigterm_shuts_down_gracefully() {
     assert!(status.success(), "exit status after SIGTERM: {status}");
 }
 
+/// SIGTERM closes the proof store (issue #57, item 2): a background search running at the
+/// signal is cancelled, its entry stays queued, and the file is left closed, so that it opens
+/// read-only without redb's repair and keeps what the searches wrote. On the build before,
+/// the background threads kept the store open to the end of the process and the read-only
+/// open was refused.
+#[test]
+fn sigterm_closes_the_proof_store() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(dir).unwrap();
+    let store = dir.join("proofs.redb");
+    let mut args: Vec<std::ffi::OsString> =
+        ["--bind", "127.0.0.1:0", "--no-solve", "--rate-limit", "0"].map(Into::into).into();
+    args.extend(["--tables".into(), dir.into(), "--proof-store".into(), store.clone().into()]);
+    args.extend(["--background-workers", "1", "--background-ms", "60000", "--search-ms", "200"].map(Into::into));
+    let (child, address) = spawn_server(args);
+    let mut server = Server { child, address };
+    // The start has no table: searched, and its moves queued for the background search.
+    assert_eq!(server.get("/probe?pos=trfk/3c/C3/KFRT_b_-_1").0, 200);
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    let started = std::time::Instant::now();
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "exit status after SIGTERM: {status}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(8), "shutdown took {:?}", started.elapsed());
+    let reopened = shogi4_proofs::ProofStore::open_read_only(&store).expect("the store was closed cleanly");
+    assert!(reopened.len().unwrap() > 0, "the searches' records were kept");
+}
+
 #[test]
 fn clients_are_rate_limited_each_on_its_own() {
     let scratch = tempfile::tempdir().unwrap();
