@@ -237,6 +237,7 @@ mod tests {
             ApiError::BadRequest("x".into()),
             ApiError::BatchTooLarge { sent: 2, max: 1 },
             ApiError::BodyTooLarge("x".into()),
+            ApiError::BodyTimeout(std::time::Duration::from_secs(5)),
             ApiError::UriTooLong(10),
             ApiError::NotFound("x".into()),
             ApiError::MethodNotAllowed("x".into()),

@@ -1,7 +1,9 @@
 //! The proof store's one writer for what searches establish: a search hands its facts over
 //! and its worker is free at once, instead of waiting for the commit's fsync; the writer
-//! commits whatever has gathered meanwhile in one transaction. The backlog is bounded, so a
-//! slow disk slows the searches down rather than filling the memory.
+//! commits whatever has gathered meanwhile in one transaction. Other writes a search asks for
+//! (queueing positions for the background) are handed over the same way, and run in order.
+//! The backlog is bounded, so a slow disk slows the searches down rather than filling the
+//! memory.
 
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
@@ -15,6 +17,15 @@ use crate::search::StoreHealth;
 /// Facts of one search, by position key.
 type Facts = Vec<(u128, Outcome)>;
 
+/// A write other than facts, run by the writer on the store.
+pub(crate) type Job = Box<dyn FnOnce(&ProofStore) + Send>;
+
+/// What the writer is handed.
+enum Work {
+    Facts(Facts),
+    Job(Job),
+}
+
 /// Searches' hand-overs waiting for the writer at most; past it, a search waits.
 const BACKLOG: usize = 64;
 
@@ -25,7 +36,7 @@ const MOST_PER_COMMIT: usize = 4096;
 /// not be started, or it has finished).
 pub(crate) struct Recorder {
     store: Arc<ProofStore>,
-    sender: Mutex<Option<SyncSender<Facts>>>,
+    sender: Mutex<Option<SyncSender<Work>>>,
     writer: Mutex<Option<JoinHandle<()>>>,
     health: Arc<StoreHealth>,
 }
@@ -34,16 +45,31 @@ impl Recorder {
     /// A recorder into `store`, its writer started.
     pub(crate) fn start(store: Arc<ProofStore>) -> Recorder {
         let health = Arc::new(StoreHealth::default());
-        let (sender, receiver) = sync_channel::<Facts>(BACKLOG);
+        let (sender, receiver) = sync_channel::<Work>(BACKLOG);
         let (writing_store, writing_health) = (Arc::clone(&store), Arc::clone(&health));
         let writer = std::thread::Builder::new().name("proof-store-writer".into()).spawn(move || {
-            // Ends when every sender is gone and the backlog is committed.
-            while let Ok(mut facts) = receiver.recv() {
-                while facts.len() < MOST_PER_COMMIT {
-                    let Ok(more) = receiver.try_recv() else { break };
-                    facts.extend(more);
+            // Ends when every sender is gone and the backlog is done, in the order handed over.
+            let mut next = receiver.recv().ok();
+            while let Some(work) = next.take() {
+                match work {
+                    Work::Job(job) => job(&writing_store),
+                    Work::Facts(mut facts) => {
+                        while facts.len() < MOST_PER_COMMIT {
+                            match receiver.try_recv() {
+                                Ok(Work::Facts(more)) => facts.extend(more),
+                                Ok(job) => {
+                                    next = Some(job);
+                                    break;
+                                }
+                                Err(_) => break,
+                            }
+                        }
+                        commit(&writing_store, &writing_health, &facts);
+                    }
                 }
-                commit(&writing_store, &writing_health, &facts);
+                if next.is_none() {
+                    next = receiver.recv().ok();
+                }
             }
         });
         let (sender, writer) = match writer {
@@ -58,16 +84,26 @@ impl Recorder {
 
     /// Keeps what a search established.
     pub(crate) fn keep(&self, facts: Facts) {
+        if let Some(Work::Facts(facts)) = self.hand_over(Work::Facts(facts)) {
+            commit(&self.store, &self.health, &facts);
+        }
+    }
+
+    /// Runs `job` on the store after what was handed over before it.
+    pub(crate) fn later(&self, job: Job) {
+        if let Some(Work::Job(job)) = self.hand_over(Work::Job(job)) {
+            job(&self.store);
+        }
+    }
+
+    /// Hands `work` to the writer; gives it back where there is none.
+    fn hand_over(&self, work: Work) -> Option<Work> {
         // A clone, so that no lock is held while the backlog is full.
         let sender = self.sender.lock().expect("not poisoned").clone();
-        let facts = match sender {
-            None => facts,
-            Some(sender) => match sender.send(facts) {
-                Ok(()) => return,
-                Err(returned) => returned.0,
-            },
-        };
-        commit(&self.store, &self.health, &facts);
+        match sender {
+            None => Some(work),
+            Some(sender) => sender.send(work).err().map(|returned| returned.0),
+        }
     }
 
     /// Commits the backlog and ends the writer; later facts are committed by their searches.

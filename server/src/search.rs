@@ -76,12 +76,19 @@ impl Default for SearchSettings {
 }
 
 impl SearchSettings {
-    /// The search limits for `share` of one request's budget (a batch splits it), and no
-    /// later than `deadline`.
+    /// The search limits for `share` of what is left of one request's budget (a batch splits
+    /// it among the entries it has still to search), and no later than `deadline`. An entry
+    /// left less than [`SHALLOW_TIME`] gets [`SHALLOW_NODES`] nodes instead: a shallow answer,
+    /// whose `no_result_within` says how far it reached, rather than none.
     fn limits(&self, share: u32, deadline: Instant) -> Limits {
         let share = share.max(1);
-        let time = (self.time / share).min(deadline.saturating_duration_since(Instant::now()));
-        Limits { max_depth: MAX_DEPTH, max_nodes: self.nodes / u64::from(share), time: Some(time) }
+        let left = deadline.saturating_duration_since(Instant::now());
+        let time = (self.time / share).min(left / share);
+        let max_nodes = self.nodes / u64::from(share);
+        if time < SHALLOW_TIME {
+            return Limits { max_depth: MAX_DEPTH, max_nodes: max_nodes.min(SHALLOW_NODES), time: None };
+        }
+        Limits { max_depth: MAX_DEPTH, max_nodes, time: Some(time) }
     }
 
     /// The deadline of a request that searches once: up to one budget waiting for a worker,
@@ -95,6 +102,56 @@ impl SearchSettings {
         Instant::now() + self.time
     }
 }
+
+/// Each client's entries in the background queue, within its share.
+struct Shares {
+    by_owner: Mutex<HashMap<u128, u32>>,
+    per_client: u32,
+    capacity: u64,
+}
+
+impl Shares {
+    /// Queues `entries` (key, SFEN) at `level` for `owner`, as many as its share has room for,
+    /// and counts them to it.
+    fn enqueue(&self, store: &ProofStore, health: &StoreHealth, entries: &[(u128, String)], level: u32, owner: u128) {
+        // Held across the commit, so that two requests of one client cannot both take the
+        // same room.
+        let mut by_owner = self.by_owner.lock().expect("not poisoned");
+        let waiting = by_owner.entry(owner).or_insert(0);
+        let room = self.per_client.saturating_sub(*waiting) as usize;
+        let entries: Vec<(u128, &str)> = entries.iter().take(room).map(|(k, s)| (*k, s.as_str())).collect();
+        match store.enqueue(&entries, level, owner, self.capacity) {
+            Ok(added) => *waiting += added as u32,
+            Err(error) => health.failed(&error, "proof store unwritable; nothing queued"),
+        }
+        if *waiting == 0 {
+            by_owner.remove(&owner);
+        }
+        drop(by_owner);
+        publish_queue_length(store);
+    }
+
+    /// Counts an entry taken off the queue off its owner's share.
+    fn taken(&self, owner: u128) {
+        let mut by_owner = self.by_owner.lock().expect("not poisoned");
+        if let Some(waiting) = by_owner.get_mut(&owner) {
+            *waiting = waiting.saturating_sub(1);
+            if *waiting == 0 {
+                by_owner.remove(&owner);
+            }
+        }
+    }
+}
+
+/// Queue entries of `positions`: key and SFEN.
+fn entries_of(positions: &[Position]) -> Vec<(u128, String)> {
+    positions.iter().map(|p| (p.key(), p.to_sfen())).collect()
+}
+
+/// Below this share of a budget, an entry of a batch is searched on [`SHALLOW_NODES`].
+const SHALLOW_TIME: Duration = Duration::from_millis(2);
+/// The nodes of an entry whose batch has spent its budget: a few milliseconds of search.
+const SHALLOW_NODES: u64 = 5_000;
 
 /// The searchers, the limit on how many run at once, and the cache of proven answers.
 pub struct SearchService {
@@ -113,10 +170,10 @@ pub struct SearchService {
     /// none while there are any.
     in_flight: AtomicUsize,
     /// Queue entries waiting, by the client whose query queued them.
-    queued_by: Mutex<HashMap<u128, u32>>,
+    queued_by: Arc<Shares>,
     /// Whether the store failed last time: its errors are logged when it starts failing and
     /// when it recovers, not on every search.
-    store_health: StoreHealth,
+    store_health: Arc<StoreHealth>,
     /// Set at shutdown: the background searches end (the one running is cancelled).
     stopping: Cancel,
 }
@@ -152,6 +209,11 @@ impl SearchService {
         let store = store.map(Arc::new);
         let recorder =
             store.as_ref().filter(|store| !store.is_read_only()).map(|store| Recorder::start(Arc::clone(store)));
+        let queued_by = Arc::new(Shares {
+            by_owner: Mutex::new(HashMap::new()),
+            per_client: settings.background.per_client,
+            capacity: settings.background.capacity,
+        });
         SearchService {
             recorder,
             certified: std::sync::RwLock::default(),
@@ -161,8 +223,8 @@ impl SearchService {
             settings,
             store,
             in_flight: AtomicUsize::new(0),
-            queued_by: Mutex::new(HashMap::new()),
-            store_health: StoreHealth::default(),
+            queued_by,
+            store_health: Arc::default(),
             stopping: Cancel::default(),
         }
     }
@@ -284,39 +346,25 @@ impl SearchService {
         if positions.is_empty() {
             return;
         }
-        self.enqueue(store, &positions, 0, owner_of(client));
+        // On the store's writer, not on this search's worker, which is free at once: queueing
+        // commits, and a commit waits for the disk.
+        let (entries, owner) = (entries_of(&positions), owner_of(client));
+        let (shares, health) = (Arc::clone(&self.queued_by), Arc::clone(&self.store_health));
+        match &self.recorder {
+            Some(recorder) => recorder.later(Box::new(move |store| shares.enqueue(store, &health, &entries, 0, owner))),
+            None => shares.enqueue(store, &health, &entries, 0, owner),
+        }
     }
 
     /// Queues `positions` at `level` for `owner`, as many as its share has room for, and
     /// counts them to it.
     fn enqueue(&self, store: &ProofStore, positions: &[Position], level: u32, owner: u128) {
-        // Held across the commit, so that two requests of one client cannot both take the
-        // same room.
-        let mut queued_by = self.queued_by.lock().expect("not poisoned");
-        let waiting = queued_by.entry(owner).or_insert(0);
-        let room = self.settings.background.per_client.saturating_sub(*waiting) as usize;
-        let sfens: Vec<(u128, String)> = positions.iter().take(room).map(|p| (p.key(), p.to_sfen())).collect();
-        let entries: Vec<(u128, &str)> = sfens.iter().map(|(k, s)| (*k, s.as_str())).collect();
-        match store.enqueue(&entries, level, owner, self.settings.background.capacity) {
-            Ok(added) => *waiting += added as u32,
-            Err(error) => self.store_health.failed(&error, "proof store unwritable; nothing queued"),
-        }
-        if *waiting == 0 {
-            queued_by.remove(&owner);
-        }
-        drop(queued_by);
-        publish_queue_length(store);
+        self.queued_by.enqueue(store, &self.store_health, &entries_of(positions), level, owner);
     }
 
     /// Counts an entry taken off the queue off its owner's share.
     fn taken(&self, owner: u128) {
-        let mut queued_by = self.queued_by.lock().expect("not poisoned");
-        if let Some(waiting) = queued_by.get_mut(&owner) {
-            *waiting = waiting.saturating_sub(1);
-            if *waiting == 0 {
-                queued_by.remove(&owner);
-            }
-        }
+        self.queued_by.taken(owner);
     }
 
     /// Searches queued positions, one at a time, as long as the process lives: at the lowest
@@ -412,21 +460,24 @@ impl SearchService {
 
     /// Runs `work` on a blocking thread with an idle searcher, once a worker is free. A
     /// request that cannot get a worker within its own search budget, or by `deadline`, is
-    /// refused (503) rather than queued without end.
+    /// refused (503 `search-busy`) rather than queued without end; one past its deadline gets
+    /// a worker only if one is free at once.
     async fn run<T: Send + 'static>(
         self: &Arc<Self>,
         deadline: Instant,
         work: impl FnOnce(&mut Searcher) -> T + Send + 'static,
     ) -> Result<T, ApiError> {
         let wait = self.settings.time.min(deadline.saturating_duration_since(Instant::now()));
-        if wait.is_zero() {
-            return Err(ApiError::SearchBusy);
-        }
         let in_flight = InFlight::enter(self);
-        let permit = tokio::time::timeout(wait, Arc::clone(&self.permits).acquire_owned())
-            .await
-            .map_err(|_| ApiError::SearchBusy)?
-            .map_err(|_| ApiError::SearchBusy)?;
+        // Past the deadline (a batch that spent its budget) a free worker is still taken at
+        // once: `search-busy` means that every worker stayed busy, and nothing else.
+        let permit = match Arc::clone(&self.permits).try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(_) => tokio::time::timeout(wait, Arc::clone(&self.permits).acquire_owned())
+                .await
+                .map_err(|_| ApiError::SearchBusy)?
+                .map_err(|_| ApiError::SearchBusy)?,
+        };
         let service = Arc::clone(self);
         // A request that is dropped (its client hung up, it timed out, the server shuts down)
         // cancels its search, which then ends at its next clock reading.

@@ -197,6 +197,74 @@ fn sigterm_closes_the_proof_store() {
     assert!(reopened.len().unwrap() > 0, "the searches' records were kept");
 }
 
+/// Twenty positions of one game, none in a table: the second to the twenty-first ply of a
+/// line from the start.
+const A_GAME: [&str; 20] = [
+    "trfk/3c/CF2/K1RT w - 1",
+    "t1fk/2rc/CF2/K1RT b - 1",
+    "t1fk/2rc/CF2/1KRT w - 1",
+    "tkf1/2rc/CF2/1KRT b - 1",
+    "tkf1/2rc/CFT1/1KR1 w - 1",
+    "tk2/2rc/CFf1/1KR1 b t 1",
+    "tk2/2rc/C1F1/1KR1 w Ft 1",
+    "tkt1/2rc/C1F1/1KR1 b F 1",
+    "tkt1/2Fc/C3/1KR1 w FR 1",
+    "tk2/2tc/C3/1KR1 b FRf 1",
+    "tk2/2tc/CR2/1KR1 w Ff 1",
+    "tk2/2tc/CRf1/1KR1 b F 1",
+    "tk2/2Rc/C1f1/1KR1 w FT 1",
+    "tk2/2fc/C3/1KR1 b FTr 1",
+    "tk2/2fc/CF2/1KR1 w Tr 1",
+    "tk2/2fc/CF1r/1KR1 b T 1",
+    "tk2/2fc/CF1r/TKR1 w - 1",
+    "tk2/2fc/CF2/TK+r1 b r 1",
+    "tk2/2Tc/CF2/1K+r1 w Fr 1",
+    "t3/2kc/CF2/1K+r1 b Frt 1",
+];
+
+/// A batch of a game's twenty positions on an idle server, with a search budget of 100 ms
+/// and a proof store (so that each answer queues positions): every entry is answered, those the
+/// batch's budget left little time for by a shallower search (issue #57, item 8). On the
+/// build before, half of them or more got 503 `search-busy` although no worker was busy.
+#[test]
+fn a_batch_of_a_games_positions_is_answered_entry_by_entry() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(dir).unwrap();
+    let store = dir.join("proofs.redb");
+    let mut args: Vec<std::ffi::OsString> =
+        ["--bind", "127.0.0.1:0", "--no-solve", "--rate-limit", "0"].map(Into::into).into();
+    args.extend([
+        "--tables".into(),
+        dir.into(),
+        "--proof-store".into(),
+        store.into(),
+        "--search-ms".into(),
+        "100".into(),
+    ]);
+    let (child, address) = spawn_server(args);
+    let server = Server { child, address };
+    let body = serde_json::json!({ "positions": A_GAME }).to_string();
+    let mut stream = TcpStream::connect(&server.address).unwrap();
+    write!(
+        stream,
+        "POST /probe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let answer: Json = serde_json::from_str(body).unwrap();
+    let results = answer["results"].as_array().unwrap();
+    assert_eq!(results.len(), 20);
+    for entry in results {
+        assert!(entry["error"].is_null(), "{entry}");
+        assert_eq!(entry["result"]["source"], "search", "{entry}");
+    }
+}
+
 #[test]
 fn clients_are_rate_limited_each_on_its_own() {
     let scratch = tempfile::tempdir().unwrap();

@@ -74,6 +74,17 @@ impl Server {
             .find_map(|line| line.strip_prefix("search_queue_length "))
             .map_or(0.0, |v| v.trim().parse().unwrap())
     }
+
+    /// The queue's length once it reaches `at_least` (queueing is the store writer's, after
+    /// the answer), or after 5 s, plus a moment for anything still being queued.
+    fn settled_queue_length(&self, at_least: f64) -> f64 {
+        let started = Instant::now();
+        while self.queue_length() < at_least && started.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        self.queue_length()
+    }
 }
 
 /// `/probe` for one position, its SFEN made safe for a query string.
@@ -147,12 +158,12 @@ fn a_flood_from_one_client_leaves_the_queue_bounded_and_room_for_others() {
     for sfen in &positions[..25] {
         server.probe("203.0.113.7", sfen);
     }
-    let flooded = server.queue_length();
+    let flooded = server.settled_queue_length(10.0);
     assert!(flooded > 0.0 && flooded <= 10.0, "one client's share is 10: {flooded}");
     // Another client is still served, and its positions still queued.
     let other = server.probe("198.51.100.20", &positions[29]);
     assert!(other["category"].is_string());
-    assert!(server.queue_length() > flooded, "the other client's positions were queued too");
+    assert!(server.settled_queue_length(flooded + 1.0) > flooded, "the other client's positions were queued too");
 }
 
 #[test]
@@ -359,7 +370,7 @@ fn the_queue_length_is_published_after_a_restart() {
     {
         let server = Server::start(&store, &flags);
         server.probe("203.0.113.7", DEEP_WIN);
-        assert!(server.queue_length() >= 1.0);
+        assert!(server.settled_queue_length(1.0) >= 1.0);
     }
     // Restarted without background workers, so that nothing is taken from the queue either.
     let server = Server::start(&store, &["--background-workers", "0"]);

@@ -219,8 +219,12 @@ fn readable(
         (status = 400, description = "The body is not the JSON described.", body = Problem, content_type = "application/problem+json"),
         (status = 413, description = "More positions than allowed, or a body over the size limit.", body = Problem,
             content_type = "application/problem+json"),
+        (status = 408, description = "The body did not arrive within the server's body deadline \
+            (`body-timeout`).", body = Problem, content_type = "application/problem+json"),
         (status = 429, description = "The client's rate limit is spent: the batch costs 1 token per table \
             position or unreadable entry and 10 per searched one (with `Retry-After`).", body = Problem,
+            content_type = "application/problem+json"),
+        (status = 503, description = "The request timed out (`timeout`).", body = Problem,
             content_type = "application/problem+json"),
     )
 )]
@@ -250,15 +254,20 @@ pub async fn probe_batch(
     let unreadable = parsed.iter().filter(|p| p.is_err()).count() as u32;
     let searched_cost = if state.search.enabled() { searched * cost::SEARCH } else { 0 };
     state.rate.charge(client, (tabled + unreadable) * cost::TABLE_PROBE + searched_cost)?;
-    let searches = searched.max(1);
-    // One deadline for the batch's waits and searches together: entries it leaves no time
-    // for get `search-busy` at once, and their tokens back.
+    // One deadline for the batch's waits and searches together, shared among the entries left
+    // to search: each gets its share of what the earlier ones left, and those it leaves no
+    // time for a shallow search (a refusal, with its tokens back, only if every worker is busy).
     let deadline = state.search.settings().batch_deadline();
+    let mut to_search = searched;
     let mut results = Vec::with_capacity(parsed.len());
     let mut refused = 0;
     for (pos, position) in request.positions.into_iter().zip(parsed) {
         let answer = match position {
-            Ok(position) => probe_one(&state, &set, &position, searches, deadline, client).await,
+            Ok(position) => {
+                let share = to_search.max(1);
+                to_search = to_search.saturating_sub(u32::from(set.tables.table(position.material()).is_err()));
+                probe_one(&state, &set, &position, share, deadline, client).await
+            }
             Err(error) => Err(error),
         };
         refused += u32::from(matches!(answer, Err(ApiError::SearchBusy)));
