@@ -10,6 +10,7 @@ pub mod certificates;
 pub mod config;
 pub mod downloads;
 pub mod error;
+mod fair;
 mod guard;
 mod metrics;
 pub mod model;

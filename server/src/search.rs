@@ -20,7 +20,6 @@ use shogi4_api::{MainlineResponse, ProbeResponse};
 use shogi4_engine::Position;
 use shogi4_proofs::ProofStore;
 use shogi4_search::{Analysis, Cancel, Limits, Outcome, Recall, Search, MAX_DEPTH};
-use tokio::sync::Semaphore;
 
 use crate::certificates::Certified;
 use crate::error::ApiError;
@@ -156,7 +155,8 @@ const SHALLOW_NODES: u64 = 5_000;
 /// The searchers, the limit on how many run at once, and the cache of proven answers.
 pub struct SearchService {
     settings: SearchSettings,
-    permits: Arc<Semaphore>,
+    /// The search workers, handed out fairly among clients.
+    workers: Arc<crate::fair::FairPool>,
     /// Idle searchers; created on first need, at most `workers` of them.
     idle: Mutex<Vec<Searcher>>,
     cache: Mutex<ProvenCache>,
@@ -217,7 +217,7 @@ impl SearchService {
         SearchService {
             recorder,
             certified: std::sync::RwLock::default(),
-            permits: Arc::new(Semaphore::new(settings.workers)),
+            workers: crate::fair::FairPool::new(settings.workers),
             idle: Mutex::new(Vec::new()),
             cache: Mutex::new(cache),
             settings,
@@ -266,7 +266,7 @@ impl SearchService {
         }
         let service = Arc::clone(self);
         let answer = self
-            .run(deadline, move |search| {
+            .run(client, deadline, move |search| {
                 let limits = service.settings.limits(share, deadline);
                 let certified = service.certified();
                 let (searched, analysis) =
@@ -296,10 +296,10 @@ impl SearchService {
     }
 
     /// The line of best play, when the search proves the position within the budget.
-    pub async fn mainline(self: &Arc<Self>, position: Position) -> Result<MainlineResponse, ApiError> {
+    pub async fn mainline(self: &Arc<Self>, position: Position, client: IpAddr) -> Result<MainlineResponse, ApiError> {
         let deadline = self.settings.single_deadline();
         let service = Arc::clone(self);
-        self.run(deadline, move |search| {
+        self.run(client, deadline, move |search| {
             let limits = service.settings.limits(1, deadline);
             let certified = service.certified();
             let searched = shogi4_answer::mainline(search, &position, &limits, &service.knowledge(&certified));
@@ -458,26 +458,21 @@ impl SearchService {
         }
     }
 
-    /// Runs `work` on a blocking thread with an idle searcher, once a worker is free. A
-    /// request that cannot get a worker within its own search budget, or by `deadline`, is
-    /// refused (503 `search-busy`) rather than queued without end; one past its deadline gets
-    /// a worker only if one is free at once.
+    /// Runs `work` on a blocking thread with an idle searcher, once a worker is free for
+    /// `client` (fairly: see [`crate::fair`]). A request that cannot get a worker within its
+    /// own search budget, or by `deadline`, is refused (503 `search-busy`) rather than queued
+    /// without end; one past its deadline gets a worker only if one is free at once.
     async fn run<T: Send + 'static>(
         self: &Arc<Self>,
+        client: IpAddr,
         deadline: Instant,
         work: impl FnOnce(&mut Searcher) -> T + Send + 'static,
     ) -> Result<T, ApiError> {
-        let wait = self.settings.time.min(deadline.saturating_duration_since(Instant::now()));
+        let wait = deadline.saturating_duration_since(Instant::now());
         let in_flight = InFlight::enter(self);
         // Past the deadline (a batch that spent its budget) a free worker is still taken at
         // once: `search-busy` means that every worker stayed busy, and nothing else.
-        let permit = match Arc::clone(&self.permits).try_acquire_owned() {
-            Ok(permit) => permit,
-            Err(_) => tokio::time::timeout(wait, Arc::clone(&self.permits).acquire_owned())
-                .await
-                .map_err(|_| ApiError::SearchBusy)?
-                .map_err(|_| ApiError::SearchBusy)?,
-        };
+        let permit = self.workers.take(client, wait).await.ok_or(ApiError::SearchBusy)?;
         let service = Arc::clone(self);
         // A request that is dropped (its client hung up, it timed out, the server shuts down)
         // cancels its search, which then ends at its next clock reading.

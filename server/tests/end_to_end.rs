@@ -265,6 +265,50 @@ fn a_batch_of_a_games_positions_is_answered_entry_by_entry() {
     }
 }
 
+/// Search workers are shared fairly (issue #57, item 9): four clients keep two searches each
+/// waiting all the time, on two workers; a fifth that sends one search at a time is answered
+/// by search nearly every time, since a freed worker goes to the client holding fewest. On the
+/// build before (first come, first served), it waited behind the others' eight and was
+/// refused `search-busy` nearly every time.
+#[test]
+fn a_client_searching_now_and_then_is_served_beside_clients_that_flood() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let flags = ["--rate-limit", "0", "--search-workers", "2", "--search-ms", "300", "--search-cache", "1"];
+    let server = Server::start_with(scratch.path(), &flags);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let floods: Vec<_> = (0..8)
+        .map(|i| {
+            let (address, stop) = (server.address.clone(), std::sync::Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let local = format!("127.0.0.{}", 2 + i / 2);
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let mut stream = connect_from(&local, &address);
+                    let sfen = url(A_GAME[i % A_GAME.len()]);
+                    let _ = write!(stream, "GET /probe?pos={sfen} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+                    let _ = stream.read_to_string(&mut String::new());
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let mut refused = 0;
+    for sfen in &A_GAME[10..20] {
+        let (status, _, problem) = server.get_from(Some("127.0.0.9"), &format!("/probe?pos={}", url(sfen)));
+        if status == 503 {
+            assert_eq!(problem["type"], "/problems/search-busy", "{problem}");
+            refused += 1;
+        } else {
+            assert_eq!(status, 200, "{problem}");
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for flood in floods {
+        flood.join().unwrap();
+    }
+    assert!(refused <= 1, "{refused} of 10 searches refused beside the floods");
+}
+
 #[test]
 fn clients_are_rate_limited_each_on_its_own() {
     let scratch = tempfile::tempdir().unwrap();

@@ -184,7 +184,7 @@ pub async fn mainline(
         }
         Answerer::Search => {
             state.rate.charge(client, cost::SEARCH)?;
-            Ok(searched(state.search.mainline(position).await?))
+            Ok(searched(state.search.mainline(position, client).await?))
         }
     }
 }

@@ -115,6 +115,8 @@ fn limits_table(limits: &ServiceLimits, background_workers: usize) -> String {
          <tr><th scope=\"row\">A probe answered by a table</th><td>{} token (each position of a batch likewise, and each unreadable one)</td></tr>\
          <tr><th scope=\"row\">A best line from a table</th><td>{} tokens</td></tr>\
          <tr><th scope=\"row\">An answer by proof search</th><td>{} tokens, at most {} ms of search</td></tr>\
+         <tr><th scope=\"row\">Searches, server-wide</th><td>{} at once, so about {} a second in all, shared among \
+         clients: a free search worker goes to the waiting client that holds fewest</td></tr>\
          <tr><th scope=\"row\">Positions per batch</th><td>{}</td></tr>\
          <tr><th scope=\"row\">Time per request</th><td>{} ms, and {} ms to send a request's body</td></tr>\
          <tr><th scope=\"row\">Search in the background</th><td>{background}</td></tr></table>",
@@ -122,6 +124,8 @@ fn limits_table(limits: &ServiceLimits, background_workers: usize) -> String {
         cost::TABLE_MAINLINE,
         cost::SEARCH,
         limits.search.time.as_millis(),
+        limits.search.workers,
+        (limits.search.workers as u128 * 1000).checked_div(limits.search.time.as_millis()).unwrap_or(0),
         limits.max_batch,
         limits.timeout.as_millis(),
         limits.body_timeout.as_millis(),
