@@ -107,6 +107,20 @@ impl ProofStore {
         })
     }
 
+    /// Entries waiting, counted by owner: what a server that restarts over this store counts
+    /// against each client's share (one pass over the queue).
+    pub fn queued_by_owner(&self) -> Result<std::collections::HashMap<u128, u32>, StoreError> {
+        let read = self.reader()?;
+        let queue = read.open_table(QUEUE).map_err(|e| self.error(e))?;
+        let mut counts = std::collections::HashMap::new();
+        for entry in queue.iter().map_err(|e| self.error(e))? {
+            let (_, entry) = entry.map_err(|e| self.error(e))?;
+            let (_, _, owner) = entry.value();
+            *counts.entry(owner).or_insert(0) += 1;
+        }
+        Ok(counts)
+    }
+
     /// Entries waiting.
     pub fn queue_len(&self) -> Result<u64, StoreError> {
         let read = self.reader()?;

@@ -209,8 +209,16 @@ impl SearchService {
         let store = store.map(Arc::new);
         let recorder =
             store.as_ref().filter(|store| !store.is_read_only()).map(|store| Recorder::start(Arc::clone(store)));
+        // Each client's entries already queued count against its share after a restart too.
+        let waiting = store.as_ref().and_then(|store| match store.queued_by_owner() {
+            Ok(counts) => Some(counts),
+            Err(error) => {
+                tracing::warn!(%error, "the queue's entries could not be counted by client");
+                None
+            }
+        });
         let queued_by = Arc::new(Shares {
-            by_owner: Mutex::new(HashMap::new()),
+            by_owner: Mutex::new(waiting.unwrap_or_default()),
             per_client: settings.background.per_client,
             capacity: settings.background.capacity,
         });

@@ -166,6 +166,34 @@ fn a_flood_from_one_client_leaves_the_queue_bounded_and_room_for_others() {
     assert!(server.settled_queue_length(flooded + 1.0) > flooded, "the other client's positions were queued too");
 }
 
+/// A client's share of the queue holds across restarts (issue #57, item 7): its entries in
+/// the store count against it when the server starts again, so a client cannot fill the
+/// queue by waiting for restarts. On the build before, each start granted every client a
+/// fresh share.
+#[test]
+fn a_clients_share_of_the_queue_holds_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("proofs.redb");
+    // One background worker, busy for a day with the first entry it takes.
+    let flags =
+        ["--background-ms", "86400000", "--queue-max", "100", "--queue-per-client", "10", "--search-table-mb", "8"];
+    let positions = distinct_positions(40);
+    let before = {
+        let server = Server::start(&store, &flags);
+        for sfen in &positions[..20] {
+            server.probe("203.0.113.7", sfen);
+        }
+        server.settled_queue_length(10.0)
+    };
+    assert!(before > 0.0 && before <= 10.0, "one client's share is 10: {before}");
+    let server = Server::start(&store, &flags);
+    for sfen in &positions[20..40] {
+        server.probe("203.0.113.7", sfen);
+    }
+    let after = server.settled_queue_length(before + 5.0);
+    assert!(after <= before + 1.0, "the client queued {} more after the restart", after - before);
+}
+
 #[test]
 fn the_store_survives_kill_9_during_background_work() {
     let dir = tempfile::tempdir().unwrap();
