@@ -43,6 +43,9 @@ pub struct Guard {
     verified: (u64, Option<std::time::SystemTime>),
     /// Whether the change was logged already: once per table, however many requests see it.
     reported: AtomicBool,
+    /// Set when a read found bytes that fail their own checks (a block's checksum): the file
+    /// changed in a way its size and time did not show.
+    damaged: std::sync::OnceLock<String>,
 }
 
 /// Why a guarded table's bytes can no longer be trusted.
@@ -67,7 +70,16 @@ impl Guard {
         region.faulted.store(false, Ordering::Release);
         region.start.store(start, Ordering::Release);
         region.end.store(end, Ordering::Release);
-        Ok((map, Guard { slot, file, verified: (meta.len(), meta.modified().ok()), reported: AtomicBool::new(false) }))
+        Ok((
+            map,
+            Guard {
+                slot,
+                file,
+                verified: (meta.len(), meta.modified().ok()),
+                reported: AtomicBool::new(false),
+                damaged: std::sync::OnceLock::new(),
+            },
+        ))
     }
 
     /// Whether this is the first time a change is reported (for logging it once).
@@ -75,9 +87,18 @@ impl Guard {
         !self.reported.swap(true, Ordering::Relaxed)
     }
 
-    /// `Ok` when the bytes read so far are the ones that were verified: no page has been lost
-    /// and the file has neither changed size nor been written to.
+    /// Marks the bytes as changed: a read found them failing their own checks. Every later
+    /// [`Guard::check`] fails, until the table is reloaded.
+    pub fn mark_damaged(&self, reason: String) {
+        let _ = self.damaged.set(reason);
+    }
+
+    /// `Ok` when the bytes read so far are the ones that were verified: no page has been lost,
+    /// the file has neither changed size nor been written to, and no read found them damaged.
     pub fn check(&self) -> Result<(), Changed> {
+        if let Some(reason) = self.damaged.get() {
+            return Err(Changed(reason.clone()));
+        }
         if REGIONS[self.slot].faulted.load(Ordering::Acquire) {
             return Err(Changed("its file shrank under the mapping (pages lost)".into()));
         }

@@ -85,6 +85,15 @@ impl ServedTable {
     /// file has not changed since it was verified, and a change answers a problem instead.
     pub fn read<T>(&self, read: impl FnOnce(&Table<Mmap>) -> Result<T, ProbeError>) -> Result<T, ApiError> {
         let result = read(&self.table);
+        // A mapped file's bytes were verified when it was loaded: bytes that fail their own
+        // checks now (a compressed block's checksum) mean the file changed since, in a way its
+        // size and time did not show. A private copy cannot change, so there it stays our fault.
+        if let (Err(ProbeError::Corrupt { .. } | ProbeError::Inconsistent { .. }), Holding::Mapped(guard)) =
+            (&result, &self.holding)
+        {
+            let error = result.as_ref().err().map(ToString::to_string).unwrap_or_default();
+            guard.mark_damaged(format!("its bytes fail their checks: {error}"));
+        }
         self.intact()?;
         result.map_err(ApiError::from_probe)
     }

@@ -451,6 +451,56 @@ fn shutdown_does_not_wait_for_a_stuck_client() {
     assert!(status.success(), "{status}");
 }
 
+/// A compressed table served from its file, damaged in place with its size and time kept
+/// (so that only the blocks' checksums can tell): answers from it are 503 `table-changed`,
+/// never a 500 and never a value from the damaged bytes, and `/health` reports it (issue #57,
+/// item 10). On the build before, the damaged blocks gave 500 and `/health` said `ok`.
+#[test]
+fn a_damaged_block_of_a_mapped_table_is_a_changed_table() {
+    let scratch = tempfile::tempdir().unwrap();
+    let dir = scratch.path();
+    let solved = solve("KKCF".parse().unwrap(), &Silent).table;
+    let packed = shogi4_tablebase::Table::new(solved.to_bytes()).unwrap().to_compressed(&Silent).unwrap();
+    let file = dir.join("KKCF.s4tb");
+    std::fs::write(&file, &packed).unwrap();
+    let server = Server::start_with(dir, &["--rate-limit", "0", "--copy-budget-mb", "0"]);
+    let index = MaterialIndex::new("KKCF".parse::<Material>().unwrap());
+    let positions: Vec<String> = (0..index.slots())
+        .step_by((index.slots() / 200).max(1) as usize)
+        .map(|slot| index.position_at(slot))
+        .filter(|p| !p.legal_moves().is_empty())
+        .map(|p| url(&p.to_sfen()))
+        .collect();
+    assert_eq!(server.get(&format!("/probe?pos={}", positions[0])).0, 200);
+    // The middle third of the file, blocks only, turned over; size and time as they were.
+    let modified = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let mut bytes = packed.clone();
+    let (from, to) = (bytes.len() / 3, 2 * bytes.len() / 3);
+    for byte in &mut bytes[from..to] {
+        *byte ^= 0x5A;
+    }
+    {
+        let mut handle = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+        handle.write_all(&bytes).unwrap();
+        handle.set_modified(modified).unwrap();
+    }
+    let mut changed = 0;
+    for position in &positions {
+        let (status, answer) = server.get(&format!("/probe?pos={position}"));
+        assert_ne!(status, 500, "{answer}");
+        if status == 503 {
+            assert_eq!(answer["type"], "/problems/table-changed", "{answer}");
+            changed += 1;
+        } else {
+            assert_eq!(changed, 0, "answered from a table already found damaged: {answer}");
+        }
+    }
+    assert!(changed > 0, "no probe met the damaged blocks: the test shows nothing");
+    let (status, health) = server.get("/health");
+    assert_eq!((status, health["status"].as_str()), (503, Some("degraded")), "{health}");
+    assert!(health["rejected"][0]["error"].as_str().unwrap().contains("fail their checks"), "{health}");
+}
+
 /// Sends SIGHUP and waits until `/tables` lists exactly the `expected` closed games.
 fn reload_and_wait(server: &Server, expected: &[&str]) {
     // SAFETY: sending a signal to our own child process.
