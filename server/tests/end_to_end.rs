@@ -309,6 +309,33 @@ fn a_client_searching_now_and_then_is_served_beside_clients_that_flood() {
     assert!(refused <= 1, "{refused} of 10 searches refused beside the floods");
 }
 
+/// `/tables` and one-byte ranges of a table file cost a token each (issue #57, item 10): a
+/// client with a burst of 4 gets two listings and two ranges, and then 429 on both routes. On
+/// the build before, both were free: a flood of them cost the server and the client nothing.
+#[test]
+fn table_listings_and_one_byte_ranges_cost_tokens() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let server = Server::start_with(scratch.path(), &["--rate-limit", "1", "--rate-burst", "4"]);
+    let range = |server: &Server| {
+        let mut stream = TcpStream::connect(&server.address).unwrap();
+        write!(stream, "GET /files/KK.s4tb HTTP/1.1\r\nHost: x\r\nRange: bytes=0-0\r\nConnection: close\r\n\r\n")
+            .unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).unwrap();
+        String::from_utf8_lossy(&response).split_whitespace().nth(1).unwrap().parse::<u16>().unwrap()
+    };
+    assert_eq!(server.get("/tables").0, 200);
+    assert_eq!(range(&server), 206);
+    assert_eq!(server.get("/tables").0, 200);
+    assert_eq!(range(&server), 206);
+    let (status, problem) = server.get("/tables");
+    assert_eq!((status, problem["type"].as_str()), (429, Some("/problems/rate-limited")), "{problem}");
+    assert_eq!(range(&server), 429);
+    // Health stays free: a load balancer's checks never spend a client's tokens.
+    assert_ne!(server.get("/health").0, 429);
+}
+
 #[test]
 fn clients_are_rate_limited_each_on_its_own() {
     let scratch = tempfile::tempdir().unwrap();

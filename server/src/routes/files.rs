@@ -69,6 +69,8 @@ pub async fn list(State(state): State<Arc<AppState>>, Client(client): Client) ->
         (status = 404, description = "`/problems/no-such-file`.", body = shogi4_api::Problem, content_type = "application/problem+json"),
         (status = 416, description = "`/problems/range-not-satisfiable`: the range starts past the end \
             (`Content-Range: bytes */size`).", body = shogi4_api::Problem, content_type = "application/problem+json"),
+        (status = 429, description = "`/problems/rate-limited`: each request costs 1 token (with `Retry-After`).",
+            body = shogi4_api::Problem, content_type = "application/problem+json"),
         (status = 503, description = "`/problems/downloads-busy` (with `Retry-After`): every download slot, or this \
             client's share of them, is taken; or `/problems/table-changed`.", body = shogi4_api::Problem, content_type = "application/problem+json")))]
 pub async fn download(
@@ -77,6 +79,9 @@ pub async fn download(
     Path(name): Path<String>,
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
+    // Each request, a one-byte range too, costs a token: its bytes are paced by the download
+    // slots, but its answer's work (a hash, a header, a slot) is not free.
+    state.rate.charge(client, cost::TABLE_PROBE)?;
     let set = state.tables();
     let set = if [SHA256SUMS, MANIFEST].contains(&name.as_str()) { hashed(set).await? } else { set };
     let made = match name.as_str() {

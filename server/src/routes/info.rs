@@ -9,16 +9,26 @@ use axum::Json;
 
 use shogi4_api::TablesResponse;
 
+use crate::error::ApiError;
 use crate::model::{Health, RejectedTable};
+use crate::rate_limit::cost;
+use crate::routes::Client;
 use crate::state::AppState;
 
 /// Every loaded table.
 #[utoipa::path(get, path = "/tables", tag = "service",
     responses((status = 200, description = "Loaded tables with their statistics (positions in the published \
-        convention: both sides to move, unfolded).", body = TablesResponse)))]
-pub async fn tables(State(state): State<Arc<AppState>>) -> Json<TablesResponse> {
+        convention: both sides to move, unfolded). Costs 1 token.", body = TablesResponse),
+        (status = 429, description = "The client's rate limit is spent (with `Retry-After`).", body = shogi4_api::Problem,
+            content_type = "application/problem+json")))]
+pub async fn tables(
+    State(state): State<Arc<AppState>>,
+    Client(client): Client,
+) -> Result<Json<TablesResponse>, ApiError> {
+    // A body built from every table's statistics: not free, as `/health` and `/metrics` are.
+    state.rate.charge(client, cost::TABLE_PROBE)?;
     let solving = state.solving().pending.iter().map(|m| m.to_string()).collect();
-    Json(TablesResponse { tables: state.tables().tables.tables().map(|(_, t)| t.info.clone()).collect(), solving })
+    Ok(Json(TablesResponse { tables: state.tables().tables.tables().map(|(_, t)| t.info.clone()).collect(), solving }))
 }
 
 /// Readiness: ready when tables are served and no table file was refused.
