@@ -2,7 +2,7 @@
 //! one search (a game solved by many searches over hours, whose results are kept in a proof
 //! store), and for spelling out one search's proof from its transposition table. The walk is
 //! one; what it reads is a [`Source`]: a record of proven positions ([`Assembler::new`]), or
-//! a search's table (`Search::certify`). Each position the source proves but cannot spell out
+//! a search's table (`Search::certify_by_walk`). Each position the source proves but cannot spell out
 //! (a leaf one search settled, a table entry whose tree was let go) is certified by the
 //! source's own fallback, a search, whose tree is merged in.
 //!
@@ -64,13 +64,13 @@ impl Source for Recorded<'_> {
 /// The table a leaf's last try gets to itself.
 const FRESH_TABLE_BYTES: usize = 256 << 20;
 
-/// A leaf's certificate, by [`Search::certify`] within `leaf`; else with four times that, on
-/// the table the first try left; else with sixteen times that, on a fresh table (the same
-/// plan). The last try
-/// is for a table shared by many searches (a run's), whose entries let a position's value be
+/// A leaf's certificate, by [`Search::certify`] within `leaf`; else by
+/// [`Search::certify_by_walk`] with four times that, on the table the first try left; else by
+/// `certify` with sixteen times that, on a fresh table (the same plan). The later tries are
+/// for a table shared by many searches (a run's), whose entries let a position's value be
 /// proven quickly but whose tree, bounds falling along every line, can be hard to spell out
-/// from them: measured on a steered run over KKCF, a fresh table spelt out all but a few of
-/// the proofs its shared one could not.
+/// from them: measured on a steered run over KKCF, the walk and a fresh table spelt out all
+/// but a few of the proofs the first try could not.
 pub fn certify_leaf(search: &mut Search, position: &Position, leaf: &Limits) -> Option<Certificate> {
     let times = |k: u32| Limits {
         max_nodes: leaf.max_nodes.saturating_mul(u64::from(k)),
@@ -79,7 +79,7 @@ pub fn certify_leaf(search: &mut Search, position: &Position, leaf: &Limits) -> 
     };
     search
         .certify(position, leaf)
-        .or_else(|| search.certify(position, &times(4)))
+        .or_else(|| search.certify_by_walk(position, &times(4)))
         .or_else(|| Search::new(FRESH_TABLE_BYTES).with_plan(search.plan.clone()).certify(position, &times(16)))
 }
 

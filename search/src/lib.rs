@@ -585,12 +585,28 @@ impl Search {
 impl Search {
     /// A certificate of `position`'s value ([`shogi4_certificate`]), when the search proves
     /// one within `limits` and can then spell out the whole proof within the same budget: at
-    /// each of the winner's positions a move whose position is a proven loss, and below it
-    /// every reply of the loser. The tree is walked from what the table proves
-    /// ([`assemble::Assembler`]), and where the table has let part of it go, that part is
-    /// proven again within the bounds the table gives. `None` otherwise (nothing proven, or
-    /// the budget ran out while the tree was written).
+    /// each of the winner's positions a move whose position is a proven loss within fewer
+    /// plies, and below it every reply of the loser. `None` otherwise (nothing proven, or the
+    /// budget ran out while the tree was written).
     pub fn certify(&mut self, position: &Position, limits: &Limits) -> Option<Certificate> {
+        let started = Instant::now();
+        let (mut prover, plan) = self.prover(limits.max_nodes, limits.time.map(|t| started + t));
+        let outcome = prover.establish(position, limits.max_depth, plan);
+        let (win, (_, at_most)) = (outcome.proven_win()?, outcome.distance_bounds()?);
+        let mut certificate = Certificate::new(*position, win);
+        if win {
+            certify_winner(&mut prover, position, at_most, &mut certificate)?;
+        } else {
+            certify_loser(&mut prover, position, at_most, &mut certificate)?;
+        }
+        Some(certificate.reachable_only())
+    }
+
+    /// [`Search::certify`], the tree found another way: walked from what the table proves
+    /// ([`assemble::Assembler`], bounds the heights of the trees written), and where the table
+    /// has let part of it go, that part proven again as `certify` does. For a table shared by
+    /// many searches, whose entries' bounds need not fall along the lines of one tree.
+    pub fn certify_by_walk(&mut self, position: &Position, limits: &Limits) -> Option<Certificate> {
         let started = Instant::now();
         let (mut prover, plan) = self.prover(limits.max_nodes, limits.time.map(|t| started + t));
         let win = prover.establish(position, limits.max_depth, plan).proven_win()?;
