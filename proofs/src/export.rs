@@ -118,7 +118,7 @@ impl ProofStore {
 /// [`ProofStore::import`] merges, and what a reader that learns from proofs reads. A file
 /// that is not a complete, intact export is refused whole.
 pub fn read_export(path: &Path) -> Result<Vec<(u128, Outcome)>, StoreError> {
-    let bytes = std::fs::read(path).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
+    let bytes = read_declared(path)?;
     let refuse = |why: &str| StoreError::Export(path.to_path_buf(), why.to_string());
     // The magic first, as far as the file goes: a short file of something else is not an
     // export, where an export cut short is truncated.
@@ -146,6 +146,39 @@ pub fn read_export(path: &Path) -> Result<Vec<(u128, Outcome)>, StoreError> {
             Ok((key, outcome))
         })
         .collect()
+}
+
+/// The file's bytes, read whole only once it shows itself an export of the size its header
+/// declares: a regular file (a device, a FIFO or a directory is refused before it is opened),
+/// its magic, and its size matching its record count. Anything else costs a few bytes' read,
+/// not its size in memory (a sparse file that claims a gigabyte, `/dev/zero`). What is read
+/// is checked again, whole, by [`read_export`].
+fn read_declared(path: &Path) -> Result<Vec<u8>, StoreError> {
+    use std::io::Read;
+    let io = |e| StoreError::Io(path.to_path_buf(), e);
+    let refuse = |why: &str| StoreError::Export(path.to_path_buf(), why.to_string());
+    if !std::fs::metadata(path).map_err(io)?.is_file() {
+        return Err(refuse("not a regular file"));
+    }
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len();
+    let mut head = Vec::with_capacity(16);
+    (&mut file).take(16).read_to_end(&mut head).map_err(io)?;
+    if !MAGIC.starts_with(&head[..head.len().min(MAGIC.len())]) {
+        return Err(refuse("not a proof export (no S4PROOF1 header)"));
+    }
+    if head.len() < 16 || size < 24 {
+        return Err(refuse("truncated: shorter than the 24 bytes of an empty export"));
+    }
+    let count = u64::from_le_bytes(head[8..16].try_into().expect("8 bytes"));
+    let expected = count.checked_mul(RECORD as u64).and_then(|n| n.checked_add(24));
+    if expected != Some(size) {
+        return Err(refuse("truncated or padded: the size does not match the record count"));
+    }
+    let mut bytes = head;
+    bytes.reserve_exact(usize::try_from(size).map_err(|_| refuse("too large for this machine"))? - 16);
+    file.take(size - 16).read_to_end(&mut bytes).map_err(io)?;
+    Ok(bytes)
 }
 
 /// What a certificate proves of one position, as an outcome: a win or a loss within its bound

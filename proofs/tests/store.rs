@@ -201,6 +201,45 @@ fn an_export_carries_the_proofs_to_another_store_and_damage_is_refused() {
     }
 }
 
+/// What is not an export of the size it declares is refused before it is read whole (issue
+/// #57, item 7): a device that never ends, a FIFO nobody writes to, and a sparse file that
+/// claims a gigabyte each get their reason at once. On the build before, `/dev/zero` and the
+/// FIFO never returned and the sparse file was read whole first.
+#[test]
+fn an_export_is_sized_up_before_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("opening.proofs");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let sparse = dir.path().join("sparse.proofs");
+    let mut header = b"S4PROOF1".to_vec();
+    header.extend(1u64.to_le_bytes());
+    std::fs::write(&sparse, &header).unwrap();
+    std::fs::OpenOptions::new().write(true).open(&sparse).unwrap().set_len(1 << 30).unwrap();
+    let cases = [
+        (std::path::PathBuf::from("/dev/zero"), "not a regular file"),
+        (fifo, "not a regular file"),
+        (sparse, "the size does not match the record count"),
+    ];
+    for (path, says) in cases {
+        let (sender, receiver) = std::sync::mpsc::channel();
+        let reading = path.clone();
+        std::thread::spawn(move || {
+            sender.send(shogi4_proofs::read_export(&reading).map(|_| ()).map_err(|e| e.to_string()))
+        });
+        let started = std::time::Instant::now();
+        let answer = receiver.recv_timeout(std::time::Duration::from_secs(10));
+        let error =
+            answer.unwrap_or_else(|_| panic!("{} was still being read after 10 s", path.display())).unwrap_err();
+        assert!(error.contains(says), "{}: {error}", path.display());
+        assert!(
+            started.elapsed() < std::time::Duration::from_millis(500),
+            "{}: {:?}",
+            path.display(),
+            started.elapsed()
+        );
+    }
+}
+
 #[test]
 fn a_second_opener_is_refused_and_the_live_store_untouched() {
     let dir = tempfile::tempdir().unwrap();
