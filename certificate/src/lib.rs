@@ -290,6 +290,50 @@ impl fmt::Display for CertificateError {
 
 impl std::error::Error for CertificateError {}
 
+/// The most bytes a certificate's header takes: the magic, the SFEN's length and the SFEN,
+/// the winner flag and the entry count.
+const MAX_HEADER: u64 = 8 + 2 + u16::MAX as u64 + 1 + 8;
+
+/// The size a certificate beginning with `head` declares for itself (its header, then 19
+/// bytes an entry), once `head` holds the whole header; why not otherwise.
+pub fn declared_size(head: &[u8]) -> Result<u64, CertificateError> {
+    if !MAGIC.starts_with(&head[..head.len().min(MAGIC.len())]) {
+        return Err(CertificateError::NotACertificate);
+    }
+    let mut reader = Reader(head);
+    reader.take(MAGIC.len())?;
+    let length = usize::from(u16::from_le_bytes(reader.array()?));
+    reader.take(length + 1)?;
+    let count = u64::from_le_bytes(reader.array()?);
+    let header = (8 + 2 + length + 1 + 8) as u64;
+    count.checked_mul(19).and_then(|entries| entries.checked_add(header)).ok_or(CertificateError::TrailingBytes)
+}
+
+/// A certificate file's bytes, read whole only once it shows itself a certificate of the size
+/// its header declares: a regular file (a device, a FIFO or a directory is refused before it
+/// is opened), its magic, and its size matching its entry count. Anything else costs its
+/// header's read, not its size in memory. The bytes are then for [`verify`] to check.
+pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::{Error, ErrorKind, Read};
+    if !std::fs::metadata(path)?.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, "not a regular file"));
+    }
+    let mut file = std::fs::File::open(path)?;
+    let size = file.metadata()?.len();
+    let mut bytes = Vec::new();
+    (&mut file).take(size.min(MAX_HEADER)).read_to_end(&mut bytes)?;
+    let declared = declared_size(&bytes).map_err(|e| Error::new(ErrorKind::InvalidData, e.to_string()))?;
+    if declared != size {
+        return Err(Error::new(
+            ErrorKind::InvalidData,
+            format!("its size ({size} bytes) is not the {declared} its header declares"),
+        ));
+    }
+    bytes.reserve_exact(usize::try_from(size).map_err(|_| Error::new(ErrorKind::InvalidData, "too large"))?);
+    file.take(size - bytes.len() as u64).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 /// Checks a certificate's bytes by the rules alone: see the module documentation.
 pub fn verify(bytes: &[u8]) -> Result<Verdict, CertificateError> {
     check(bytes).map(|(verdict, _)| verdict)

@@ -99,7 +99,7 @@ impl ProofStore {
     /// checker accepts it: each of its positions a win or a loss within its bound (at least 1
     /// ply for a win, 2 for a loss with a move to make), narrowed with what the store holds.
     pub fn import_certificate(&self, path: &Path) -> Result<Imported, StoreError> {
-        let bytes = std::fs::read(path).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
+        let bytes = shogi4_certificate::read_file(path).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
         let proven = shogi4_certificate::proven_positions(&bytes)
             .map_err(|e| StoreError::Export(path.to_path_buf(), format!("certificate refused: {e}")))?;
         self.import_proven(&proven)

@@ -117,7 +117,8 @@ fn write_checked(certificate: &Certificate, out: &Path, json: bool) -> Result<()
 /// The bytes of the certificate in `file` and what the checker says of them; refused with the
 /// checker's reason.
 fn read_checked(file: &Path) -> Result<(Vec<u8>, Verdict), CliError> {
-    let bytes = std::fs::read(file).map_err(|e| CliError::Certificate(format!("{}: {e}", file.display())))?;
+    let bytes =
+        shogi4_certificate::read_file(file).map_err(|e| CliError::Certificate(format!("{}: {e}", file.display())))?;
     let verdict = verify(&bytes).map_err(|e| CliError::Certificate(format!("{}: refused: {e}", file.display())))?;
     Ok((bytes, verdict))
 }
