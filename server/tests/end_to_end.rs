@@ -26,9 +26,13 @@ impl Server {
     }
 
     fn start_with(tables: &std::path::Path, flags: &[&str]) -> Server {
-        let mut args: Vec<std::ffi::OsString> =
-            ["--bind", "127.0.0.1:0", "--no-solve", "--proof-store", "none", "--tables"].map(Into::into).into();
-        args.push(tables.into());
+        Server::start_on(tables, std::path::Path::new("none"), flags)
+    }
+
+    /// The server on `tables` with its proof store at `store` (`none`: no store).
+    fn start_on(tables: &std::path::Path, store: &std::path::Path, flags: &[&str]) -> Server {
+        let mut args: Vec<std::ffi::OsString> = ["--bind", "127.0.0.1:0", "--no-solve"].map(Into::into).into();
+        args.extend(["--proof-store".into(), store.into(), "--tables".into(), tables.into()]);
         args.extend(flags.iter().map(Into::into));
         let (child, address) = spawn_server(args);
         Server { child, address }
@@ -178,12 +182,8 @@ fn sigterm_closes_the_proof_store() {
     let dir = scratch.path();
     solve("KK".parse().unwrap(), &Silent).table.write_to_dir(dir).unwrap();
     let store = dir.join("proofs.redb");
-    let mut args: Vec<std::ffi::OsString> =
-        ["--bind", "127.0.0.1:0", "--no-solve", "--rate-limit", "0"].map(Into::into).into();
-    args.extend(["--tables".into(), dir.into(), "--proof-store".into(), store.clone().into()]);
-    args.extend(["--background-workers", "1", "--background-ms", "60000", "--search-ms", "200"].map(Into::into));
-    let (child, address) = spawn_server(args);
-    let mut server = Server { child, address };
+    let flags = ["--rate-limit", "0", "--background-workers", "1", "--background-ms", "60000", "--search-ms", "200"];
+    let mut server = Server::start_on(dir, &store, &flags);
     // The start has no table: searched, and its moves queued for the background search.
     assert_eq!(server.get("/probe?pos=trfk/3c/C3/KFRT_b_-_1").0, 200);
     std::thread::sleep(std::time::Duration::from_millis(700));
@@ -231,19 +231,7 @@ fn a_batch_of_a_games_positions_is_answered_entry_by_entry() {
     let scratch = tempfile::tempdir().unwrap();
     let dir = scratch.path();
     solve("KK".parse().unwrap(), &Silent).table.write_to_dir(dir).unwrap();
-    let store = dir.join("proofs.redb");
-    let mut args: Vec<std::ffi::OsString> =
-        ["--bind", "127.0.0.1:0", "--no-solve", "--rate-limit", "0"].map(Into::into).into();
-    args.extend([
-        "--tables".into(),
-        dir.into(),
-        "--proof-store".into(),
-        store.into(),
-        "--search-ms".into(),
-        "100".into(),
-    ]);
-    let (child, address) = spawn_server(args);
-    let server = Server { child, address };
+    let server = Server::start_on(dir, &dir.join("proofs.redb"), &["--rate-limit", "0", "--search-ms", "100"]);
     let body = serde_json::json!({ "positions": A_GAME }).to_string();
     let mut stream = TcpStream::connect(&server.address).unwrap();
     write!(
