@@ -454,11 +454,6 @@ impl SearchService {
         self.stopping.cancel();
     }
 
-    /// Whether [`SearchService::stop_background`] was called.
-    pub fn stopping(&self) -> bool {
-        self.stopping.is_cancelled()
-    }
-
     /// Commits what searches have handed over and not yet written; for shutdown.
     pub fn finish_writing(&self) {
         if let Some(recorder) = &self.recorder {
