@@ -102,7 +102,7 @@ pub struct Assembler<'a> {
 
 impl<'a> Assembler<'a> {
     /// An assembler reading the record `known`, certifying leaves with `search` within `leaf`
-    /// each (and again with four times that).
+    /// each, and with more where that fails ([`certify_leaf`]).
     pub fn new(known: &'a dyn Recall, search: &'a mut Search, leaf: Limits, root: Position, root_wins: bool) -> Self {
         Assembler::over(Recorded { known, search, leaf }, root, root_wins)
     }

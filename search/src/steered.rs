@@ -62,9 +62,10 @@ pub struct Steering {
     /// below `w` times the third's, and so on).
     pub patience: Option<u32>,
     /// Whether every leaf the attacker wins is certified as it is proven: its proof tree is
-    /// spelt out from the searcher's table at once ([`Search::certify`]) and kept in the record
-    /// position by position ([`crate::assemble::records_of`]), and a leaf whose tree cannot be
-    /// spelt out within its budget is not taken as proven. Leaf searches then recall nothing
+    /// spelt out from the searcher's table at once ([`crate::assemble::certify_leaf`]), checked
+    /// by the rules, and kept in the record position by position
+    /// ([`crate::assemble::records_of`]), and a leaf whose tree cannot be spelt out within its
+    /// budget is not taken as proven. Leaf searches then recall nothing
     /// from the record (a recalled value has no tree to spell out). Over a record that holds
     /// only such proofs, [`crate::assemble::Assembler`] writes the whole certificate without a
     /// search of its own.
