@@ -29,6 +29,15 @@ fn cluster_solve(material: &str, out: &Path, shape: &[&str], extra: &[&str]) -> 
     shogi4().args(["solve", material, "--out", out.to_str().unwrap()]).args(shape).args(extra).output().unwrap()
 }
 
+/// Held by every test that starts processes of a cluster. A cluster on one machine picks ports
+/// free a moment before and binds some of them only once it has reached its peers; two
+/// clusters started at once can each reach a port the other took, which is a failure of the
+/// test's making, not of the solve's.
+fn one_cluster_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static CLUSTERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    CLUSTERS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 const SHAPES: [[&str; 4]; 3] = [
     ["--cluster", "local:4", "--workers", "1"],
     ["--cluster", "local:2", "--workers", "2"],
@@ -37,6 +46,7 @@ const SHAPES: [[&str; 4]; 3] = [
 
 #[test]
 fn every_game_up_to_three_pieces_on_three_cluster_shapes() {
+    let _cluster = one_cluster_at_a_time();
     for material in Material::all_up_to(3) {
         let name = material.to_string();
         for shape in SHAPES {
@@ -86,6 +96,7 @@ fn kill_after(material: &str, out: &Path, shape: &[&str], line: &str) {
 
 #[test]
 fn a_cluster_killed_mid_run_resumes_to_the_same_bytes_sooner() {
+    let _cluster = one_cluster_at_a_time();
     let recorded = recorded("KKCFR");
     let shape = ["--cluster", "local:2", "--workers", "1", "--resume", "--checkpoint-secs", "0"];
 
@@ -202,6 +213,7 @@ fn lines_of(child: &mut Child) -> std::sync::mpsc::Receiver<String> {
 
 #[test]
 fn a_killed_process_stops_the_others_within_seconds() {
+    let _cluster = one_cluster_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let mut processes = start_three(dir.path(), "KKCFR");
     processes[1].kill().unwrap();
@@ -225,6 +237,7 @@ fn a_killed_process_stops_the_others_within_seconds() {
 
 #[test]
 fn a_process_whose_address_is_taken_says_so_and_exits_with_its_own_code() {
+    let _cluster = one_cluster_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();

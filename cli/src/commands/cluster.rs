@@ -318,14 +318,19 @@ fn launch_once(material: Material, processes: usize, options: &Options) -> Resul
 
 /// Waits for every process; when one fails, gives the others a few seconds to stop on their
 /// own (they notice the lost connection), then kills them. A process whose port was taken
-/// stops the others at once: they would wait for it for ever.
+/// stops the others at once: they would wait for it for ever. A taken port seen at any time
+/// means a new start, even after another process failed first: a process that reached a
+/// port meant for this cluster but held by another program loses its connection before the
+/// process whose port it was finds it taken.
 fn wait_all(children: &mut [Child]) -> Ended {
     let mut failed: Option<(usize, ExitStatus)> = None;
     let mut failed_at = None;
+    let mut any_port_taken = false;
     let mut running: Vec<usize> = (0..children.len()).collect();
     while !running.is_empty() {
         running.retain(|&i| match children[i].try_wait() {
             Ok(Some(status)) => {
+                any_port_taken |= port_taken(status);
                 if !status.success() && failed.is_none() {
                     failed = Some((i, status));
                     failed_at = Some(Instant::now());
@@ -335,8 +340,7 @@ fn wait_all(children: &mut [Child]) -> Ended {
             Ok(None) => true,
             Err(_) => false,
         });
-        let port_taken = failed.is_some_and(|(_, status)| port_taken(status));
-        if port_taken || failed_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10)) {
+        if any_port_taken || failed_at.is_some_and(|t| t.elapsed() > Duration::from_secs(10)) {
             for &i in &running {
                 let _ = children[i].kill();
                 let _ = children[i].wait();
@@ -346,7 +350,7 @@ fn wait_all(children: &mut [Child]) -> Ended {
         std::thread::sleep(Duration::from_millis(50));
     }
     match failed {
-        Some((_, status)) if port_taken(status) => Ended::AddressInUse,
+        _ if any_port_taken => Ended::AddressInUse,
         Some((process, status)) => Ended::Failed { process, status },
         None => Ended::Done,
     }
@@ -393,6 +397,13 @@ mod tests {
         for child in &mut children {
             assert!(child.try_wait().unwrap().is_some(), "every process has ended");
         }
+    }
+
+    #[test]
+    fn a_taken_port_after_another_failure_still_asks_for_a_new_start() {
+        let mut children =
+            [shell("exit 1"), shell(&format!("sleep 0.5; exit {ADDRESS_IN_USE_EXIT}")), shell("sleep 60")];
+        assert!(matches!(wait_all(&mut children), Ended::AddressInUse));
     }
 
     #[test]
