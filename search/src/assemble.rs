@@ -2,7 +2,7 @@
 //! one search (a game solved by many searches over hours, whose results are kept in a proof
 //! store), and for spelling out one search's proof from its transposition table. The walk is
 //! one; what it reads is a [`Source`]: a record of proven positions ([`Assembler::new`]), or
-//! a search's table (`Search::certify_by_walk`). Each position the source proves but cannot spell out
+//! a search's table (`certify_by_walk`). Each position the source proves but cannot spell out
 //! (a leaf one search settled, a table entry whose tree was let go) is certified by the
 //! source's own fallback, a search, whose tree is merged in.
 //!
@@ -18,10 +18,14 @@
 //! knows only the rules. A source that is wrong yields no certificate, never a false one.
 
 use std::collections::HashSet;
+use std::time::Instant;
 
 use shogi4_certificate::{Certificate, Entry};
 use shogi4_engine::Position;
 
+use crate::prover::Prover;
+use crate::spell::certify_winner;
+use crate::table::MAX_DEPTH;
 use crate::{Limits, Outcome, Recall, Search};
 
 /// What a walk reads: which positions are proven lost, and a way to certify a winner's
@@ -65,7 +69,7 @@ impl Source for Recorded<'_> {
 const FRESH_TABLE_BYTES: usize = 256 << 20;
 
 /// A leaf's certificate, by [`Search::certify`] within `leaf`; else by
-/// [`Search::certify_by_walk`] with four times that, on the table the first try left; else by
+/// `certify_by_walk` with four times that, on the table the first try left; else by
 /// `certify` with sixteen times that, on a fresh table (the same plan). The later tries are
 /// for a table shared by many searches (a run's), whose entries let a position's value be
 /// proven quickly but whose tree, bounds falling along every line, can be hard to spell out
@@ -79,8 +83,38 @@ pub fn certify_leaf(search: &mut Search, position: &Position, leaf: &Limits) -> 
     };
     search
         .certify(position, leaf)
-        .or_else(|| search.certify_by_walk(position, &times(4)))
+        .or_else(|| certify_by_walk(search, position, &times(4)))
         .or_else(|| Search::new(FRESH_TABLE_BYTES).with_plan(search.plan.clone()).certify(position, &times(16)))
+}
+
+/// [`Search::certify`], the tree found another way: walked from what the table proves
+/// ([`Assembler`], bounds the heights of the trees written), and where the table
+/// has let part of it go, that part proven again as `certify` does. For a table shared by
+/// many searches, whose entries' bounds need not fall along the lines of one tree.
+fn certify_by_walk(search: &mut Search, position: &Position, limits: &Limits) -> Option<Certificate> {
+    let started = Instant::now();
+    let (mut prover, plan) = search.prover(limits.max_nodes, limits.time.map(|t| started + t));
+    let win = prover.establish(position, limits.max_depth, plan).proven_win()?;
+    let (certificate, ..) = Assembler::over(Tabled { prover: &mut prover }, *position, win).assemble();
+    certificate
+}
+
+/// A search's table as the source of a certificate's walk.
+struct Tabled<'p, 't> {
+    prover: &'p mut Prover<'t>,
+}
+
+impl Source for Tabled<'_, '_> {
+    fn lost_within(&mut self, positions: &[Position]) -> Vec<Option<u32>> {
+        positions.iter().map(|position| self.prover.proven_loss_within(position)).collect()
+    }
+
+    fn certify(&mut self, position: &Position) -> Option<Certificate> {
+        let within = self.prover.proven_win_within(position).unwrap_or(MAX_DEPTH - 1);
+        let mut certificate = Certificate::new(*position, true);
+        certify_winner(self.prover, position, within, &mut certificate)?;
+        Some(certificate)
+    }
 }
 
 /// How a certificate is assembled, and what it took.

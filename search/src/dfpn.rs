@@ -9,72 +9,31 @@
 //! their own fixed-size table, and every resolved node is recorded as a fact in the
 //! transposition table shared with the rest of the search.
 //!
-//! **The frontier is not searched by numbers.** Most nodes of a deep search are its last questions,
-//! "win within 3", "loss within 4" and "win within 5", and answering them by rules and plain loops
-//! (`wins_in_three`, `loses_in_four`, `wins_in_five`: no numbers, hardly any table lookups, stop at
-//! the first move that decides) costs far less than df-pn's bookkeeping for each child. Measured at
-//! 1 s on the 300 positions below: 66.7–68.0% → 70.7% proven for the first two (with the faster
-//! engine of the same change); "win within 5" as well took the time to prove the positions that
-//! need 0.1–3 s to 0.86–0.92 (moves that threaten the royal tried first; in their plain order,
-//! 0.98), and 1,000 positions from 74.9% to 75.3%. Where such a shortcut finds the side to move
-//! winning, it records the win, as `settle_refuted` does: without it, some positions were asked "no
-//! loss within `d`" again at every deeper iteration, and one iteration grew from 3.7 M to over 29 M
-//! nodes. Tried and dropped: threatening defences first in `loses_in_four` (1.07–1.13 × the time);
-//! "loss within 6" by a loop as well (about 1.6 × the time: a loop tries the defences in order,
-//! where df-pn picks the one that leaves the attacker fewest moves).
-//!
-//! Four choices, each measured on 300 of the reach script's real-game positions at 1 s
-//! (`scripts/search-reach.sh 300 100,1000`; 58.0% proven before them):
-//! - **Mobility on both sides**: an unresolved child starts with as many to prove (a loss: every
-//!   safe defence answered) or to disprove (a win: every safe attack refuted) as it has safe
-//!   moves; only the loss side had it before. 60.7% → 63.3%.
+//! - **The frontier is not searched by numbers**: "win within 3", "loss within 4" and "win
+//!   within 5", most of a deep search's nodes, are answered by rules and plain loops
+//!   (`wins_in_three`, `loses_in_four`, `wins_in_five`), which stop at the first move that
+//!   decides; a win they find is recorded, as `settle_refuted` records one.
+//! - **Mobility on both sides**: an unresolved child starts with as many to prove or to
+//!   disprove as it has safe moves.
 //! - **Thresholds with slack** (the 1 + ε trick, ε = 1): a child is searched until its number
-//!   passes twice the second-best sibling's, not just one more, so that two near-equal children
-//!   are not re-expanded in turn. 58.0% → 60.7% (ε = ¼: 59.0%, ½: 59.7%, 2: 60.0%).
-//! - **Refuted for good**: a refutation whose positions are all proven results is recorded as a
-//!   proven result too (see `settle_refuted`), which deeper iterations then need not repeat.
-//!   63.7% → 64.3%.
+//!   passes twice the second-best sibling's, so that near-equal children are not re-expanded
+//!   in turn.
+//! - **Refuted for good**: a refutation whose positions are all proven results is recorded as
+//!   a proven result too (`settle_refuted`).
 //! - **Depth-scaled initial numbers**: both numbers of an unexpanded node are multiplied by one
-//!   more than its remaining depth (see `initial_numbers`). 64.3% → 65.3–65.7%, and unknown
-//!   positions reach 18 plies instead of 16–17. Other scales: `r/2 + 1` 65.0%, `4r + 1` 65.7%,
-//!   `r² + 1` 65.0%, `2^(r/4)` 64.7%, `2^(r/2)` 61.3%; scaling only the mobility side 62.0%;
-//!   with the scale, ε = ½ and 2 give 65.3% and 65.0%, and other shapes of the mobility
-//!   (`m` safe moves) give less or the same: `m²/4 + 1` 64.3%, `log₂ m + 1` 62.7%, `m/2` 63.7%,
-//!   `m + 2` 65.3%.
+//!   more than its remaining depth (`initial_numbers`).
 //!
-//! Tried and dropped, on the same positions (64.3% with the three above): the move that
-//! decided a node at a shallower depth tried first (64.0% as a tie-break, 64.0% with the
-//! cheapest initial numbers); numbers of the previous iteration's depth as a child's initial
-//! numbers (62.0%); ε = 2 (64.3%, no change); slack on one side only (63.7%, 62.7%); drops
-//! weighted ½, ¼ or 2 in the mobility (63.7%, 63.3%, 64.0%); four-way table buckets (64.3%).
-//! With depth scaling (65.3–66.0%): weak proof numbers (the largest child's number plus one per
-//! other open child instead of the sum, as in WPNS) on one side or both (62.0–63.7%); initial
-//! numbers halved or doubled for positions whose royal is not threatened (65.0–65.3%), or
-//! raised for positions refuted two plies shallower (65.0–65.3%); the numbers kept in the fact
-//! table's entries to save a cache miss per child (65.0%, and fewer nodes per second). Asking
-//! only one of the two questions per position (two searches, one per question, on two threads)
-//! proves no more than one search asking both in turn on one thread: each question's facts cut
-//! the other's search.
+//! Each was measured on real-game positions; the runs, and what was tried and dropped, are in
+//! `docs/measurements.md` ("df-pn: the runs behind the design").
 
 use arrayvec::ArrayVec;
 use shogi4_engine::{Move, Position, MAX_MOVES};
 
+use crate::children::DepthChild as Child;
 use crate::guess::ChildGuesses;
 use crate::numbers::{starting_numbers, step, Question, Step, INFINITE};
-use crate::prover::{Aborted, Prover, MAX_DEPTH};
-use crate::table::{key_of, Depth, UNKNOWN};
-
-/// A child of an expanded node: its position and key, and its answer when known without
-/// expanding it.
-pub(crate) struct Child {
-    /// The move that leads to it.
-    mv: Move,
-    position: Position,
-    key: u128,
-    known: Option<bool>,
-    /// Numbers before any expansion, from its mobility and depth (see `initial_numbers`).
-    initial: (u32, u32),
-}
+use crate::prover::{Aborted, Prover};
+use crate::table::{key_of, Depth, MAX_DEPTH, UNKNOWN};
 
 impl Prover<'_> {
     /// Answers the question of `position` within `depth` by df-pn.

@@ -45,6 +45,10 @@ pub(crate) type Depth = u16;
 /// "Not established" for the upper bounds.
 pub(crate) const UNKNOWN: Depth = Depth::MAX;
 
+/// The deepest distance a search may ask about: every depth stays below `UNKNOWN`, the
+/// table's "not established" marker.
+pub const MAX_DEPTH: u32 = 250;
+
 impl Bounds {
     const NOTHING: Bounds =
         Bounds { no_win_within: 0, win_within: UNKNOWN, no_loss_within_plus_one: 0, loss_within: UNKNOWN, hint: 0 };

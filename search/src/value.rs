@@ -38,12 +38,13 @@
 //! numbers from the table, starting numbers, symmetries), is in `docs/measurements.md` ("The
 //! value questions: the runs behind the design").
 
-use shogi4_engine::{Move, Position};
+use shogi4_engine::Position;
 
+use crate::children::{Known, ValueChild as Child};
 use crate::guess::ChildGuesses;
 use crate::numbers::{grow, starting_numbers, step, Question, Step, INFINITE, VALUE_UNIT};
-use crate::prover::{Aborted, Prover, MAX_DEPTH};
-use crate::table::{key_of, mix, Depth, UNKNOWN};
+use crate::prover::{Aborted, Prover};
+use crate::table::{key_of, mix, Depth, MAX_DEPTH, UNKNOWN};
 
 /// The deepest path a value search follows: past it a node counts as refuted for this path.
 const MAX_PATH: usize = MAX_DEPTH as usize;
@@ -64,28 +65,6 @@ pub(crate) enum Settled {
     /// Both questions refuted, by lines that each end in the questioner's proven defeat or
     /// in a repetition, never at the horizon: neither side can force the royal capture.
     Drawn,
-}
-
-/// What is known of a node without expanding it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Known {
-    /// Proven, within this many plies.
-    Proven(u32),
-    /// Refuted whatever the path (the opposite result holds).
-    Refuted,
-    /// Refuted on this path only: a repetition, the horizon, or a refutation built on one.
-    RefutedHere,
-}
-
-/// A child of an expanded node.
-pub(crate) struct Child {
-    /// The move that leads to it.
-    mv: Move,
-    position: Position,
-    key: u128,
-    known: Option<Known>,
-    /// Its numbers when it was last expanded from here, else those it started with.
-    numbers: (u32, u32),
 }
 
 /// What an expansion ends with: the node's numbers, and for a proven node its bound, for a

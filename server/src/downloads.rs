@@ -162,7 +162,7 @@ pub fn respond(
     content_type: &'static str,
 ) -> Result<Response, ApiError> {
     let etag = HeaderValue::from_str(&format!("\"{sha256}\"")).expect("hex");
-    if crate::routes::etag_matches(headers, &etag) {
+    if crate::conditional::etag_matches(headers, &etag) {
         return Ok((StatusCode::NOT_MODIFIED, [(header::ETAG, etag)]).into_response());
     }
     let len = source.len();

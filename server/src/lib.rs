@@ -7,6 +7,7 @@
 //! tables in the background. Only this crate knows HTTP (the JSON types are `shogi4-api`'s).
 
 pub mod certificates;
+mod conditional;
 pub mod config;
 pub mod downloads;
 pub mod error;

@@ -5,14 +5,13 @@
 //! The backlog is bounded, so a slow disk slows the searches down rather than filling the
 //! memory.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use shogi4_proofs::ProofStore;
 use shogi4_search::Outcome;
-
-use crate::search::StoreHealth;
 
 /// Facts of one search, by position key.
 type Facts = Vec<(u128, Outcome)>;
@@ -126,5 +125,23 @@ fn commit(store: &ProofStore, health: &StoreHealth, facts: &[(u128, Outcome)]) {
     match store.record(facts) {
         Ok(_) => health.fine(),
         Err(error) => health.failed(&error, "proof store unwritable; results are kept in memory only"),
+    }
+}
+
+/// Whether the proof store's last operation failed.
+#[derive(Default)]
+pub(crate) struct StoreHealth(AtomicBool);
+
+impl StoreHealth {
+    pub(crate) fn failed(&self, error: &shogi4_proofs::StoreError, what: &str) {
+        if !self.0.swap(true, Ordering::Relaxed) {
+            tracing::warn!(%error, "{what} (logged once until it recovers)");
+        }
+    }
+
+    pub(crate) fn fine(&self) {
+        if self.0.swap(false, Ordering::Relaxed) {
+            tracing::info!("proof store working again");
+        }
     }
 }

@@ -23,7 +23,7 @@ use shogi4_search::{Analysis, Cancel, Limits, Outcome, Recall, Search, MAX_DEPTH
 
 use crate::certificates::Certified;
 use crate::error::ApiError;
-use crate::recorder::Recorder;
+use crate::recorder::{Recorder, StoreHealth};
 
 /// How searches are bounded.
 #[derive(Clone, Debug)]
@@ -176,24 +176,6 @@ pub struct SearchService {
     store_health: Arc<StoreHealth>,
     /// Set at shutdown: the background searches end (the one running is cancelled).
     stopping: Cancel,
-}
-
-/// Whether the proof store's last operation failed.
-#[derive(Default)]
-pub(crate) struct StoreHealth(std::sync::atomic::AtomicBool);
-
-impl StoreHealth {
-    pub(crate) fn failed(&self, error: &shogi4_proofs::StoreError, what: &str) {
-        if !self.0.swap(true, Ordering::Relaxed) {
-            tracing::warn!(%error, "{what} (logged once until it recovers)");
-        }
-    }
-
-    pub(crate) fn fine(&self) {
-        if self.0.swap(false, Ordering::Relaxed) {
-            tracing::info!("proof store working again");
-        }
-    }
 }
 
 impl SearchService {

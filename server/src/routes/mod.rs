@@ -7,7 +7,6 @@ pub mod web;
 
 use axum::extract::rejection::QueryRejection;
 use axum::extract::Query;
-use axum::http::{header, HeaderMap, HeaderValue};
 use shogi4_engine::Position;
 
 use crate::error::ApiError;
@@ -34,12 +33,4 @@ impl axum::extract::FromRequestParts<std::sync::Arc<crate::state::AppState>> for
         let peer = parts.extensions.get::<axum::extract::ConnectInfo<std::net::SocketAddr>>().map(|c| c.0);
         Ok(Client(state.rate.client(peer, &parts.headers)))
     }
-}
-
-/// Whether `If-None-Match` names `etag` (or `*`); weak tags compare by their opaque part.
-pub fn etag_matches(headers: &HeaderMap, etag: &HeaderValue) -> bool {
-    let Some(Ok(value)) = headers.get(header::IF_NONE_MATCH).map(|v| v.to_str()) else { return false };
-    // Weak comparison (RFC 9110 §8.8.3.2), as If-None-Match requires: opaque parts only.
-    let ours = etag.to_str().unwrap_or_default().trim_start_matches("W/");
-    value.split(',').map(str::trim).any(|tag| tag == "*" || tag.trim_start_matches("W/") == ours)
 }

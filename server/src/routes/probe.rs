@@ -9,7 +9,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use shogi4_engine::Position;
 
-use super::{etag_matches, position_from_query, Client};
+use super::{position_from_query, Client};
+use crate::conditional::etag_matches;
 use crate::rate_limit::cost;
 use shogi4_api::{BatchEntry, BatchRequest, BatchResponse, MainlineResponse, ProbeResponse, Problem};
 

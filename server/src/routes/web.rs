@@ -161,7 +161,7 @@ fn send(asset: &Asset, request: &HeaderMap) -> Response {
         (header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")),
         (header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")),
     ];
-    if super::etag_matches(request, &asset.etag) {
+    if crate::conditional::etag_matches(request, &asset.etag) {
         return (StatusCode::NOT_MODIFIED, headers).into_response();
     }
     (headers, [(header::CONTENT_TYPE, HeaderValue::from_static(asset.content_type))], asset.body.clone())
