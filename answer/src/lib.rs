@@ -13,6 +13,10 @@
 //! first (a table answers exactly, and nothing is recorded), these functions when it has no
 //! table for the position's closed game.
 
+mod certified;
+
+pub use certified::{certificate_files, Certified, Knowledge, CERTIFICATES};
+
 use shogi4_api::{Estimate, MainlineResponse, ProbeResponse, Source};
 use shogi4_engine::Position;
 use shogi4_play::score::{expected_score, verdict, Verdict};
@@ -80,7 +84,7 @@ pub fn probe(
     searcher: &mut Searcher,
     position: &Position,
     limits: &Limits,
-    known: &(dyn Recall + Sync),
+    known: &Knowledge,
 ) -> (Searched<ProbeResponse>, Analysis) {
     let proof_limits = Limits {
         max_nodes: scaled(limits.max_nodes, 1.0 - ESTIMATE_SHARE),
@@ -110,6 +114,14 @@ pub fn probe(
         if let Some(estimate) = estimate(searcher, position, limits, known) {
             answer = answer.with_estimate(estimate);
         }
+    }
+    // A certificate is named only for its own value, never for what the answer says beyond
+    // it or instead of it.
+    match known.certified().find(position) {
+        Some((file, proven)) if analysis.outcome.is_settled() && !analysis.outcome.conflicts(proven) => {
+            answer = answer.certified_by(file);
+        }
+        _ => {}
     }
     (Searched { answer, facts: analysis.facts(position), conflict }, analysis)
 }
@@ -166,10 +178,15 @@ pub fn mainline(
     searcher: &mut Searcher,
     position: &Position,
     limits: &Limits,
-    known: &dyn Recall,
+    known: &Knowledge,
 ) -> Searched<MainlineResponse> {
     let (line, before) = searcher.search.mainline_recalling(position, limits, known);
-    let answer = MainlineResponse::searched(position, &line, source_after(before, line.outcome));
+    let mut answer = MainlineResponse::searched(position, &line, source_after(before, line.outcome));
+    // A certificate is named only with the line it proves: a winner is never stated without
+    // its line.
+    if let Some((file, _)) = known.certified().find(position).filter(|_| answer.winner.is_some()) {
+        answer = answer.certified_by(file);
+    }
     Searched { answer, facts: vec![(position.key(), line.outcome)], conflict: false }
 }
 

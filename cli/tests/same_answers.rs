@@ -115,3 +115,68 @@ async fn cli_json_is_the_api_body() {
         assert_eq!(serde_json::from_str::<Json>(&info).unwrap(), listed["tables"][i]);
     }
 }
+
+/// The same, for answers the proof store and a certificate give: `shogi4 probe|mainline
+/// --tables DIR --store S` against a server over the same tables, a copy of the same store and
+/// the certificates of `DIR/certificates`.
+#[tokio::test(flavor = "multi_thread")]
+async fn cli_json_is_the_api_body_for_stored_and_certified_answers() {
+    let repository = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let dir = tempfile::tempdir().unwrap();
+    let tables = dir.path().join("tables");
+    std::fs::create_dir_all(tables.join("certificates")).unwrap();
+    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(&tables).unwrap();
+    std::fs::copy(repository.join("tables/certificates/a2a3.s4cert"), tables.join("certificates/a2a3.s4cert")).unwrap();
+    // The published opening proofs in a store; each side gets a copy, since both record.
+    let seeded = dir.path().join("seeded.redb");
+    {
+        let (store, _) = shogi4_proofs::ProofStore::open(&seeded).unwrap();
+        store.import(&repository.join("tables/opening.proofs")).unwrap();
+    }
+
+    let after_c1b2 = "trfk/3c/CR2/KF1T w - 1"; // proven in the store, not within the budget
+    let after_a2a3 = "trfk/C2c/4/KFRT w - 1"; // certified by a2a3.s4cert
+    let mut positions = vec![after_c1b2.to_string(), after_a2a3.to_string()];
+    for pos in [after_c1b2, after_a2a3] {
+        let position = shogi4_engine::Position::parse(pos).unwrap();
+        positions.extend(position.successors().map(|(_, child)| child.to_sfen()));
+    }
+    let (mut compared, mut stored, mut certified) = (0, 0, 0);
+    for (i, pos) in positions.iter().enumerate() {
+        for endpoint in ["probe", "mainline"] {
+            if endpoint == "mainline" && i % 3 != 0 {
+                continue;
+            }
+            let (for_cli, for_api) =
+                (dir.path().join(format!("cli-{i}.redb")), dir.path().join(format!("api-{i}.redb")));
+            std::fs::copy(&seeded, &for_cli).unwrap();
+            std::fs::copy(&seeded, &for_api).unwrap();
+            let nodes = SEARCH_NODES.to_string();
+            let (table_dir, store) = (tables.to_str().unwrap(), for_cli.to_str().unwrap());
+            let args = [endpoint, pos, "--tables", table_dir, "--store", store, "--json", "--search-ms", "0"];
+            let (cli_ok, from_cli) = cli(&[&args[..], &["--search-nodes", &nodes]].concat());
+
+            let (store, _) = shogi4_proofs::ProofStore::open(&for_api).unwrap();
+            let state = AppState::load(&tables, TableLoading::default(), limits()).unwrap().with_proof_store(store);
+            let (proven, refused) = shogi4_answer::Certified::load(&tables.join("certificates"), |_, _| {});
+            assert!(refused.is_empty() && !proven.is_empty());
+            state.search.set_certified(proven);
+            let router = app(Arc::new(state), &CorsPolicy::default());
+            let uri = format!("/{endpoint}?pos={}", percent_encoded(pos));
+            let response = router.oneshot(Request::get(uri).body(Body::empty()).unwrap()).await.unwrap();
+            let api_ok = response.status().is_success();
+            let bytes = axum::body::to_bytes(response.into_body(), 1 << 24).await.unwrap();
+            let from_api = String::from_utf8(bytes.to_vec()).unwrap();
+
+            assert_eq!(cli_ok, api_ok, "{endpoint} {pos}");
+            assert_eq!(without_search_stats(&from_cli), without_search_stats(&from_api), "{endpoint} {pos}");
+            stored += usize::from(from_api.contains(r#""source":"store""#));
+            certified += usize::from(from_api.contains(r#""source":"certificate""#));
+            compared += 1;
+        }
+    }
+    assert!(
+        compared >= 15 && stored >= 2 && certified >= 2,
+        "{compared} compared, {stored} stored, {certified} certified"
+    );
+}

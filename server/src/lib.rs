@@ -6,7 +6,6 @@
 //! [`CorsPolicy`]; `main.rs` reads the configuration, listens at once, and solves missing
 //! tables in the background. Only this crate knows HTTP (the JSON types are `shogi4-api`'s).
 
-pub mod certificates;
 mod conditional;
 pub mod config;
 pub mod downloads;

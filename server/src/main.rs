@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use clap::Parser;
+use shogi4_answer::{Certified, CERTIFICATES};
 use shogi4_engine::Material;
 use shogi4_proofs::{Opened, ProofStore};
-use shogi4_server::certificates::{Certified, CERTIFICATES};
 use shogi4_server::config::{Config, LogFormat, StartError};
 use shogi4_server::search::SearchService;
 use shogi4_server::serve::serve;

@@ -15,13 +15,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use shogi4_answer::Searcher;
+use shogi4_answer::{Certified, Knowledge, Searcher};
 use shogi4_api::{MainlineResponse, ProbeResponse};
 use shogi4_engine::Position;
 use shogi4_proofs::ProofStore;
 use shogi4_search::{Analysis, Cancel, Limits, Outcome, Recall, Search, MAX_DEPTH};
 
-use crate::certificates::Certified;
 use crate::error::ApiError;
 use crate::recorder::{Recorder, StoreHealth};
 
@@ -259,22 +258,17 @@ impl SearchService {
             .run(client, deadline, move |search| {
                 let limits = service.settings.limits(share, deadline);
                 let certified = service.certified();
-                let (searched, analysis) =
-                    shogi4_answer::probe(search, &position, &limits, &service.knowledge(&certified));
+                let store = service.stored();
+                let known = Knowledge::new(&certified, &store);
+                let (searched, analysis) = shogi4_answer::probe(search, &position, &limits, &known);
+                count_conflicts(&known);
                 if searched.conflict {
                     metrics::counter!("proof_conflicts_total", "at" => "answer").increment(1);
                     tracing::warn!(position = %position.to_sfen(), "recalled proofs contradict each other; answered from the rules alone");
                 }
                 service.keep(searched.facts);
                 service.queue_unfinished(&position, &analysis, client);
-                // Named only for the certificate's own value, never for what the answer says
-                // beyond it or instead of it.
-                match certified.find(&position) {
-                    Some((file, proven)) if analysis.outcome.is_settled() && !analysis.outcome.conflicts(proven) => {
-                        searched.answer.certified_by(file)
-                    }
-                    _ => searched.answer,
-                }
+                searched.answer
             })
             .await?;
         // Only exact answers are final; a bounded or unknown one may be improved by a later
@@ -292,20 +286,19 @@ impl SearchService {
         self.run(client, deadline, move |search| {
             let limits = service.settings.limits(1, deadline);
             let certified = service.certified();
-            let searched = shogi4_answer::mainline(search, &position, &limits, &service.knowledge(&certified));
+            let store = service.stored();
+            let known = Knowledge::new(&certified, &store);
+            let searched = shogi4_answer::mainline(search, &position, &limits, &known);
+            count_conflicts(&known);
             service.keep(searched.facts);
-            // Named only with the line it proves: a winner is never stated without its line.
-            match certified.find(&position) {
-                Some((file, _)) if searched.answer.winner.is_some() => searched.answer.certified_by(file),
-                _ => searched.answer,
-            }
+            searched.answer
         })
         .await
     }
 
-    /// What the server knows beyond a searcher's table: the certificates and the store.
-    fn knowledge<'a>(&'a self, certified: &'a Certified) -> Knowledge<'a> {
-        Knowledge { certified, store: self.store.as_deref(), health: &self.store_health }
+    /// The proof store as a search recalls it (nothing without one).
+    fn stored(&self) -> Stored<'_> {
+        Stored { store: self.store.as_deref(), health: &self.store_health }
     }
 
     /// The store, if there is one that takes writes (a read-only one is only read).
@@ -394,8 +387,10 @@ impl SearchService {
             let level = entry.level.min(MAX_LEVEL);
             let limits =
                 Limits { max_depth: MAX_DEPTH, max_nodes: u64::MAX, time: Some(background.time * (1u32 << level)) };
-            let certified = self.certified();
-            let (analysis, before) = search.analyse_recalling(&position, &limits, &self.knowledge(&certified));
+            let (certified, stored) = (self.certified(), self.stored());
+            let known = Knowledge::new(&certified, &stored);
+            let (analysis, before) = search.analyse_recalling(&position, &limits, &known);
+            count_conflicts(&known);
             if self.stopping.is_cancelled() {
                 // Cut short by the shutdown: the entry is back in the queue at the next start.
                 self.enqueue(store, &[position], entry.level, entry.owner);
@@ -541,44 +536,35 @@ fn lower_this_threads_priority() {
     }
 }
 
-/// What the server knows beyond a searcher's table: the certificates, then the store, merged.
-/// A store that fails is logged once (until it recovers) and then counts as knowing nothing.
-struct Knowledge<'a> {
-    certified: &'a Certified,
+/// Counts the store's records that a certificate overruled while `known` was recalled.
+fn count_conflicts(known: &Knowledge) {
+    let conflicts = known.conflicts();
+    if conflicts > 0 {
+        metrics::counter!("proof_conflicts_total", "at" => "store").increment(conflicts);
+        tracing::debug!(conflicts, "proof store records contradict a certificate; the certificates' values kept");
+    }
+}
+
+/// The proof store as a search recalls it: one that fails is logged once (until it recovers)
+/// and then counts as knowing nothing.
+struct Stored<'a> {
     store: Option<&'a ProofStore>,
     health: &'a StoreHealth,
 }
 
-impl Recall for Knowledge<'_> {
+impl Recall for Stored<'_> {
     fn recall(&self, positions: &[Position]) -> Vec<Option<Outcome>> {
-        let mut known: Vec<Option<Outcome>> = if self.certified.is_empty() {
-            vec![None; positions.len()]
-        } else {
-            positions.iter().map(|p| self.certified.find(p).map(|(_, outcome)| outcome)).collect()
-        };
-        let Some(store) = self.store else { return known };
+        let Some(store) = self.store else { return vec![None; positions.len()] };
         match store.recall(positions) {
             Ok(stored) => {
                 self.health.fine();
-                for (known, stored) in known.iter_mut().zip(stored) {
-                    *known = match (*known, stored) {
-                        // A certificate, checked by the rules, outranks the store: a record
-                        // that contradicts it is forged or corrupt, and is passed over.
-                        (Some(certified), Some(stored)) if certified.conflicts(stored) => {
-                            metrics::counter!("proof_conflicts_total", "at" => "store").increment(1);
-                            tracing::debug!(
-                                "a proof store record contradicts a certificate; the certificate's value kept"
-                            );
-                            Some(certified)
-                        }
-                        (Some(a), Some(b)) => Some(a.merge(b)),
-                        (a, b) => a.or(b),
-                    };
-                }
+                stored
             }
-            Err(error) => self.health.failed(&error, "proof store unreadable; searching without it"),
+            Err(error) => {
+                self.health.failed(&error, "proof store unreadable; searching without it");
+                vec![None; positions.len()]
+            }
         }
-        known
     }
 }
 

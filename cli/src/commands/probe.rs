@@ -1,11 +1,11 @@
 //! `shogi4 probe`, `shogi4 mainline` and `shogi4 search`: answer a position without a server,
 //! from its table or else by proof search, as the server does (the same policy,
-//! `shogi4_api::answer`, over a proof store if one is named). With `--json` they print
-//! exactly the bodies of `GET /probe` and `GET /mainline`.
+//! `shogi4_answer`, over the certificates in the tables directory and a proof store if one
+//! is named). With `--json` they print exactly the bodies of `GET /probe` and `GET /mainline`.
 
 use std::path::Path;
 
-use shogi4_answer::Searcher;
+use shogi4_answer::{Certified, Knowledge, Searcher, CERTIFICATES};
 use shogi4_api::{MainlineResponse, ProbeResponse};
 use shogi4_engine::Position;
 use shogi4_proofs::{Opened, ProofStore};
@@ -52,7 +52,8 @@ pub fn probe(query: &Query, json: bool) -> Result<(), CliError> {
     let result = match open(&query.tables)?.probe(&position) {
         Ok(result) => result,
         Err(ProbeError::NoTable { .. }) => {
-            return search_position(&position, &budget, open_store(query.store.as_deref())?, json);
+            let certified = certificates(&query.tables);
+            return search_position(&position, &budget, open_store(query.store.as_deref())?, &certified, json);
         }
         Err(error) => return Err(error.into()),
     };
@@ -73,9 +74,10 @@ pub fn mainline(query: &Query, json: bool) -> Result<(), CliError> {
     let answer = match open(&query.tables)?.mainline(&position) {
         Ok(line) => MainlineResponse::new(&position, &line),
         Err(ProbeError::NoTable { .. }) => {
-            let store = open_store(query.store.as_deref())?;
+            let (store, certified) = (open_store(query.store.as_deref())?, certificates(&query.tables));
             let mut search = budget.search()?;
-            let searched = shogi4_answer::mainline(&mut search, &position, &budget.limits, known(&store));
+            let known = Knowledge::new(&certified, known(&store));
+            let searched = shogi4_answer::mainline(&mut search, &position, &budget.limits, &known);
             record(store.as_ref(), &searched.facts)?;
             searched.answer
         }
@@ -113,19 +115,21 @@ pub fn mainline(query: &Query, json: bool) -> Result<(), CliError> {
 }
 
 pub fn search(pos: &str, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
-    search_position(&parse_position(pos)?, budget, None, json)
+    search_position(&parse_position(pos)?, budget, None, &Certified::default(), json)
 }
 
 /// A position answered by search (`shogi4 search`, or `probe` without its table), over the
-/// store if one is given and recording into it.
+/// certificates and the store if one is given, and recording into it.
 fn search_position(
     position: &Position,
     budget: &SearchBudget,
     store: Option<ProofStore>,
+    certified: &Certified,
     json: bool,
 ) -> Result<(), CliError> {
     let mut search = budget.search()?;
-    let (searched, analysis) = shogi4_answer::probe(&mut search, position, &budget.limits, known(&store));
+    let known = Knowledge::new(certified, known(&store));
+    let (searched, analysis) = shogi4_answer::probe(&mut search, position, &budget.limits, &known);
     record(store.as_ref(), &searched.facts)?;
     if json {
         println!("{}", serde_json::to_string(&searched.answer).expect("serializable"));
@@ -187,6 +191,16 @@ pub fn open(dir: &Path) -> Result<Tablebase, CliError> {
         eprintln!("shogi4: skipping {}: {error}", path.display());
     }
     Ok(tablebase)
+}
+
+/// The certificates in the tables directory's `certificates/`, each checked first, as the
+/// server serves them; a refused one is named on stderr and left out.
+pub fn certificates(tables: &Path) -> Certified {
+    let (certified, refused) = Certified::load(&tables.join(CERTIFICATES), |_, _| {});
+    for (path, why) in refused {
+        eprintln!("shogi4: skipping {}: {why}", path.display());
+    }
+    certified
 }
 
 /// The named proof store, if any: none without a path, or for the word `none`

@@ -1,13 +1,15 @@
 //! The published proof certificates (`tables/certificates/*.s4cert`), checked by the rules
-//! alone and indexed by position: an answer about a position one of them covers names it as
-//! its source, and the searches take its value as known, with or without a proof store.
+//! alone and indexed by position, and what a search is told before it starts: the
+//! certificates over a proof store ([`Knowledge`]). An answer about a position one of them
+//! covers names it as its source; the searches take its value as known.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use shogi4_certificate::Proven;
 use shogi4_engine::Position;
 use shogi4_proofs::certified_outcome;
-use shogi4_search::Outcome;
+use shogi4_search::{Outcome, Recall};
 
 /// The folder of certificates in the tables directory.
 pub const CERTIFICATES: &str = "certificates";
@@ -99,6 +101,54 @@ pub fn certificate_files(dir: &Path) -> Vec<PathBuf> {
         .collect();
     files.sort();
     files
+}
+
+/// What is known beyond a searcher's table: the certificates, then a store (or anything else
+/// that recalls), merged. A certificate, checked by the rules, outranks the store: a record
+/// that contradicts it is forged or corrupt, and is passed over (and counted, see
+/// [`Knowledge::conflicts`]).
+pub struct Knowledge<'a> {
+    certified: &'a Certified,
+    store: &'a (dyn Recall + Sync),
+    conflicts: AtomicU64,
+}
+
+impl<'a> Knowledge<'a> {
+    /// The certificates `certified` over `store` (`&()` for none).
+    pub fn new(certified: &'a Certified, store: &'a (dyn Recall + Sync)) -> Knowledge<'a> {
+        Knowledge { certified, store, conflicts: AtomicU64::new(0) }
+    }
+
+    /// The certificates.
+    pub fn certified(&self) -> &Certified {
+        self.certified
+    }
+
+    /// Records of the store passed over so far because a certificate contradicts them.
+    pub fn conflicts(&self) -> u64 {
+        self.conflicts.load(Ordering::Relaxed)
+    }
+}
+
+impl Recall for Knowledge<'_> {
+    fn recall(&self, positions: &[Position]) -> Vec<Option<Outcome>> {
+        let stored = self.store.recall(positions);
+        if self.certified.is_empty() {
+            return stored;
+        }
+        let certified = positions.iter().map(|p| self.certified.find(p).map(|(_, outcome)| outcome));
+        certified
+            .zip(stored)
+            .map(|known| match known {
+                (Some(certified), Some(stored)) if certified.conflicts(stored) => {
+                    self.conflicts.fetch_add(1, Ordering::Relaxed);
+                    Some(certified)
+                }
+                (Some(a), Some(b)) => Some(a.merge(b)),
+                (a, b) => a.or(b),
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
