@@ -110,7 +110,102 @@ pub fn spec_with(limits: &crate::ServiceLimits) -> utoipa::openapi::OpenApi {
         .replace("{downloads}", &downloads)
         .replace("{stall}", &d.stall.as_secs().to_string());
     description.push_str(&ProblemType::served_catalogue());
+    document_problems(&mut spec);
     spec
+}
+
+/// The problems every route can answer, whatever it does: the layers around the router (the
+/// request's URI and body checked, the concurrency limit, the timeout, a handler's panic).
+pub const EVERY_ROUTE: [ProblemType; 6] = [
+    ProblemType::BodyTimeout,
+    ProblemType::BodyTooLarge,
+    ProblemType::UriTooLong,
+    ProblemType::Overloaded,
+    ProblemType::Timeout,
+    ProblemType::Internal,
+];
+
+/// What a position's answer can be refused with: its notation, its legality, the rate limit,
+/// no table (search off), a busy search, a table being solved or changed under its mapping.
+const POSITION_ANSWER: [ProblemType; 8] = [
+    ProblemType::UnparsablePosition,
+    ProblemType::BadRequest,
+    ProblemType::IllegalPosition,
+    ProblemType::NoTable,
+    ProblemType::RateLimited,
+    ProblemType::SearchBusy,
+    ProblemType::TableBeingSolved,
+    ProblemType::TableChanged,
+];
+
+/// Each operation's own problems beyond [`EVERY_ROUTE`], by method and path: what its handler
+/// and its extractors can answer. The OpenAPI document's problem responses are generated from
+/// this list, and a test sends each route the requests that provoke its problems.
+pub const ROUTE_PROBLEMS: [(&str, &str, &[ProblemType]); 8] = [
+    ("get", "/probe", &POSITION_ANSWER),
+    ("post", "/probe", &[ProblemType::BadRequest, ProblemType::BatchTooLarge, ProblemType::RateLimited]),
+    ("get", "/mainline", &POSITION_ANSWER),
+    ("get", "/tables", &[ProblemType::RateLimited]),
+    ("get", "/health", &[]),
+    ("get", "/metrics", &[]),
+    ("get", "/files", &[ProblemType::RateLimited]),
+    (
+        "get",
+        "/files/{name}",
+        &[
+            ProblemType::NoSuchFile,
+            ProblemType::RangeNotSatisfiable,
+            ProblemType::DownloadsBusy,
+            ProblemType::RateLimited,
+        ],
+    ),
+];
+
+/// The problems `method path` can answer: its own and every route's, in the catalogue's order.
+pub fn problems_of(method: &str, path: &str) -> Vec<ProblemType> {
+    let own = ROUTE_PROBLEMS.iter().find(|(m, p, _)| *m == method && *p == path).map_or(&[][..], |(_, _, own)| own);
+    ProblemType::ALL.iter().copied().filter(|kind| own.contains(kind) || EVERY_ROUTE.contains(kind)).collect()
+}
+
+/// Writes each operation's problem responses from [`problems_of`]: one response per status,
+/// naming every problem type it may carry and whether it comes with `Retry-After`. A status
+/// the handler also answers otherwise (`/health`'s 503) keeps its own description and body,
+/// with the problems added beside them.
+fn document_problems(spec: &mut utoipa::openapi::OpenApi) {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    for (path, item) in spec.paths.paths.iter_mut() {
+        let operations = [("get", &mut item.get), ("post", &mut item.post)];
+        for (method, operation) in operations {
+            let Some(operation) = operation.as_mut() else { continue };
+            let problems = problems_of(method, path);
+            let mut statuses: Vec<u16> = problems.iter().map(|kind| kind.status()).collect();
+            statuses.sort_unstable();
+            statuses.dedup();
+            for status in statuses {
+                let listed: Vec<String> = problems
+                    .iter()
+                    .filter(|kind| kind.status() == status)
+                    .map(|kind| {
+                        let retry = if kind.retry_after() { ", with `Retry-After`" } else { "" };
+                        format!("`{}` ({}{retry})", kind.uri(), kind.title())
+                    })
+                    .collect();
+                let text = format!("A problem: {}.", listed.join("; "));
+                let content = ContentBuilder::new().schema(Some(Ref::from_schema_name("Problem"))).build();
+                let responses = &mut operation.responses.responses;
+                let key = status.to_string();
+                let response = match responses.remove(&key) {
+                    Some(utoipa::openapi::RefOr::T(mut own)) => {
+                        own.description = format!("{} {text}", own.description);
+                        own.content.insert("application/problem+json".to_string(), content);
+                        own
+                    }
+                    _ => ResponseBuilder::new().description(text).content("application/problem+json", content).build(),
+                };
+                responses.insert(key, response.into());
+            }
+        }
+    }
 }
 
 /// The endpoints `spec` describes, as `GET /files, GET /files/{name}, …` (by path, then

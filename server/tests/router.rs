@@ -696,3 +696,105 @@ async fn the_served_spec_states_the_configured_limits() {
     let text = spec["info"]["description"].as_str().unwrap();
     assert!(text.contains("none on this server (rate limiting is off)"), "{text}");
 }
+
+/// Every problem a route answers is named in its OpenAPI document, under its status: the
+/// requests that provoke each route's problems (bad and illegal positions, a closed game
+/// without a table with search off, a malformed or oversized body, too many positions, a URI
+/// or a declared body over the limit, a spent rate limit, a missing file, a range past a
+/// file's end), and each answer's `type` looked up in the generated document.
+#[tokio::test]
+async fn every_problem_a_route_answers_is_in_its_document() {
+    let limits = ServiceLimits {
+        max_batch: 2,
+        max_uri_bytes: 512,
+        max_body_bytes: 4096,
+        search: SearchSettings { workers: 0, ..SearchSettings::default() },
+        rate: RateSettings { per_second: 1, burst: 25, ..RateSettings::default() },
+        ..ServiceLimits::default()
+    };
+    let spec: Json = serde_json::to_value(openapi::spec_with(&limits)).unwrap();
+    let long = format!("/probe?pos={}", "k".repeat(600));
+    let position_requests = |path: &str| {
+        [
+            format!("{path}?pos=k3/4/4/K3_b_Q_1"),      // unparsable
+            format!("{path}?position=k3/4/4/K3_b_C_1"), // no `pos`
+            format!("{path}?pos=kk2/4/4/K3_b_-_1"),     // illegal
+            format!("{path}?pos=k3/4/4/K3_b_R_1"),      // KKR: no table, no search
+            long.replace("/probe", path),
+        ]
+    };
+    let mut requests: Vec<(&str, &str, Request<Body>)> = Vec::new();
+    for (path, uri) in position_requests("/probe").map(|uri| ("/probe", uri)) {
+        requests.push(("get", path, Request::get(uri).body(Body::empty()).unwrap()));
+    }
+    for (path, uri) in position_requests("/mainline").map(|uri| ("/mainline", uri)) {
+        requests.push(("get", path, Request::get(uri).body(Body::empty()).unwrap()));
+    }
+    let post = |body: String| {
+        Request::post("/probe").header(header::CONTENT_TYPE, "application/json").body(Body::from(body)).unwrap()
+    };
+    requests.push(("post", "/probe", post("{not json".into())));
+    requests.push((
+        "post",
+        "/probe",
+        post(r#"{"positions": ["k3/4/4/K3 b C 1", "k3/4/4/K3 b C 1", "k3/4/4/K3 b C 1"]}"#.into()),
+    ));
+    requests.push(("post", "/probe", post(format!(r#"{{"positions": ["{}"]}}"#, "k".repeat(5000)))));
+    for path in ["/tables", "/health", "/metrics", "/files", "/files/KKC.s4tb"] {
+        let declared = Request::get(path).header(header::CONTENT_LENGTH, "999999").body(Body::empty()).unwrap();
+        requests.push(("get", path, declared));
+        requests.push(("get", path, Request::get(format!("{path}?{}", "x".repeat(600))).body(Body::empty()).unwrap()));
+    }
+    requests.push(("get", "/files/{name}", Request::get("/files/KKQ.s4tb").body(Body::empty()).unwrap()));
+    let past_end =
+        Request::get("/files/KKC.s4tb").header(header::RANGE, "bytes=99999999-").body(Body::empty()).unwrap();
+    requests.push(("get", "/files/{name}", past_end));
+    // The same client until its tokens are spent.
+    for _ in 0..30 {
+        requests.push(("get", "/tables", Request::get("/tables").body(Body::empty()).unwrap()));
+        requests.push(("get", "/files", Request::get("/files").body(Body::empty()).unwrap()));
+    }
+    for path in ["/probe", "/mainline", "/files/{name}"] {
+        let uri =
+            if path == "/files/{name}" { "/files/KKC.s4tb".to_string() } else { format!("{path}?pos=k3/4/4/K3_b_C_1") };
+        requests.push(("get", path, Request::get(uri).body(Body::empty()).unwrap()));
+    }
+    requests.push(("post", "/probe", post(r#"{"positions": ["k3/4/4/K3 b C 1"]}"#.into())));
+
+    let router = router_with(limits);
+    let mut seen = std::collections::BTreeSet::new();
+    for (method, path, request) in requests {
+        let (status, headers, body) = send(router.clone(), request).await;
+        let template = if path.starts_with("/files/") { "/files/{name}" } else { path };
+        if !status.is_client_error() && !status.is_server_error() {
+            continue;
+        }
+        assert_eq!(headers[header::CONTENT_TYPE], "application/problem+json", "{method} {path}: {status}");
+        let kind = body["type"].as_str().unwrap().to_string();
+        let documented = &spec["paths"][template][method]["responses"][status.as_str()];
+        let listed = documented["description"].as_str().unwrap_or_default();
+        assert!(
+            listed.contains(&format!("`{kind}`")),
+            "{method} {template} answers {status} {kind}, not in {documented}"
+        );
+        assert!(documented["content"]["application/problem+json"].is_object(), "{method} {template} {status}");
+        seen.insert((method, template, kind));
+    }
+    // The requests provoked what they were written for.
+    let kinds: std::collections::BTreeSet<&str> = seen.iter().map(|(_, _, kind)| kind.as_str()).collect();
+    for kind in [
+        "/problems/unparsable-position",
+        "/problems/bad-request",
+        "/problems/illegal-position",
+        "/problems/no-table",
+        "/problems/uri-too-long",
+        "/problems/body-too-large",
+        "/problems/batch-too-large",
+        "/problems/rate-limited",
+        "/problems/no-such-file",
+        "/problems/range-not-satisfiable",
+    ] {
+        assert!(kinds.contains(kind), "{kind} never answered: {seen:?}");
+    }
+    assert!(seen.len() >= 30, "{} (route, problem) pairs: {seen:?}", seen.len());
+}

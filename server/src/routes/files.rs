@@ -26,8 +26,7 @@ const MANIFEST: &str = "manifest.json";
 /// Every file a mirror needs.
 #[utoipa::path(get, path = "/files", tag = "files",
     responses((status = 200, description = "Every served table file with its size and SHA-256, then `SHA256SUMS` \
-        and `manifest.json`. The hashes are of the bytes this server verified and serves.", body = FilesResponse),
-        (status = 429, description = "`/problems/rate-limited`.", body = shogi4_api::Problem, content_type = "application/problem+json")))]
+        and `manifest.json`. The hashes are of the bytes this server verified and serves.", body = FilesResponse)))]
 pub async fn list(State(state): State<Arc<AppState>>, Client(client): Client) -> Result<Json<FilesResponse>, ApiError> {
     state.rate.charge(client, cost::TABLE_PROBE)?;
     let set = hashed(state.tables()).await?;
@@ -65,14 +64,7 @@ pub async fn list(State(state): State<Arc<AppState>>, Client(client): Client) ->
             is honoured), with `Content-Range`.", content(
             (Vec<u8> = "application/octet-stream"), (String = "text/plain; charset=utf-8"),
             (String = "application/json"))),
-        (status = 304, description = "`If-None-Match` names the file's ETag."),
-        (status = 404, description = "`/problems/no-such-file`.", body = shogi4_api::Problem, content_type = "application/problem+json"),
-        (status = 416, description = "`/problems/range-not-satisfiable`: the range starts past the end \
-            (`Content-Range: bytes */size`).", body = shogi4_api::Problem, content_type = "application/problem+json"),
-        (status = 429, description = "`/problems/rate-limited`: each request costs 1 token (with `Retry-After`).",
-            body = shogi4_api::Problem, content_type = "application/problem+json"),
-        (status = 503, description = "`/problems/downloads-busy` (with `Retry-After`): every download slot, or this \
-            client's share of them, is taken; or `/problems/table-changed`.", body = shogi4_api::Problem, content_type = "application/problem+json")))]
+        (status = 304, description = "`If-None-Match` names the file's ETag.")))]
 pub async fn download(
     State(state): State<Arc<AppState>>,
     Client(client): Client,

@@ -18,9 +18,7 @@ use crate::state::AppState;
 /// Every loaded table.
 #[utoipa::path(get, path = "/tables", tag = "service",
     responses((status = 200, description = "Loaded tables with their statistics (positions in the published \
-        convention: both sides to move, unfolded). Costs 1 token.", body = TablesResponse),
-        (status = 429, description = "The client's rate limit is spent (with `Retry-After`).", body = shogi4_api::Problem,
-            content_type = "application/problem+json")))]
+        convention: both sides to move, unfolded). Costs 1 token.", body = TablesResponse)))]
 pub async fn tables(
     State(state): State<Arc<AppState>>,
     Client(client): Client,

@@ -12,7 +12,7 @@ use shogi4_engine::Position;
 use super::{position_from_query, Client};
 use crate::conditional::etag_matches;
 use crate::rate_limit::cost;
-use shogi4_api::{BatchEntry, BatchRequest, BatchResponse, MainlineResponse, ProbeResponse, Problem};
+use shogi4_api::{BatchEntry, BatchRequest, BatchResponse, MainlineResponse, ProbeResponse};
 
 use crate::error::ApiError;
 use crate::model::PositionQuery;
@@ -106,20 +106,6 @@ fn answerer<'a>(state: &AppState, set: &'a TableSet, position: &Position) -> Res
             since later searches may reach further.",
             body = ProbeResponse),
         (status = 304, description = "`If-None-Match` matched the `ETag`: the answer has not changed."),
-        (status = 400, description = "Unparsable position (the detail gives the parser's message and the \
-            character offset) or malformed query string.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No table for the position's closed game and search turned off on this \
-            server (`--search-workers 0`); `material` names it and `loaded` lists the served ones.", body = Problem,
-            content_type = "application/problem+json"),
-        (status = 422, description = "Well-formed but illegal position (e.g. two royals, a third piece of a kind, \
-            an unpromoted piece on its far rank).", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "The client's rate limit is spent, or too many requests are in flight \
-            (with `Retry-After`; rate limits also with `X-RateLimit-Limit` and `X-RateLimit-Remaining`).",
-            body = Problem, content_type = "application/problem+json"),
-        (status = 503, description = "Every search worker stayed busy for the whole search budget \
-            (`search-busy`), the request timed out (`timeout`), the position's table is being solved \
-            (`table-being-solved`), or its table is served from a file that changed after it was verified \
-            (`table-changed`); always with `Retry-After`.", body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn probe(
@@ -155,15 +141,6 @@ pub async fn probe(
             (`category: unknown`), `mainline` is empty and `winner` null.",
             body = MainlineResponse),
         (status = 304, description = "`If-None-Match` matched the `ETag`."),
-        (status = 400, description = "Unparsable position or malformed query.", body = Problem, content_type = "application/problem+json"),
-        (status = 404, description = "No table for the position's closed game and search turned off.", body = Problem, content_type = "application/problem+json"),
-        (status = 422, description = "Illegal position.", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "The client's rate limit is spent (with `Retry-After`).", body = Problem,
-            content_type = "application/problem+json"),
-        (status = 503, description = "Every search worker stayed busy for the whole search budget \
-            (`search-busy`), the position's table is being solved (`table-being-solved`), or its table is served \
-            from a file that changed after it was verified (`table-changed`); always with `Retry-After`.",
-            body = Problem, content_type = "application/problem+json"),
     )
 )]
 pub async fn mainline(
@@ -217,16 +194,6 @@ fn readable(
     responses(
         (status = 200, description = "One entry per position, in order: `result` as `GET /probe` would answer, or \
             `error` with the problem `GET /probe` would return for that position.", body = BatchResponse),
-        (status = 400, description = "The body is not the JSON described.", body = Problem, content_type = "application/problem+json"),
-        (status = 413, description = "More positions than allowed, or a body over the size limit.", body = Problem,
-            content_type = "application/problem+json"),
-        (status = 408, description = "The body did not arrive within the server's body deadline \
-            (`body-timeout`).", body = Problem, content_type = "application/problem+json"),
-        (status = 429, description = "The client's rate limit is spent: the batch costs 1 token per table \
-            position or unreadable entry and 10 per searched one (with `Retry-After`).", body = Problem,
-            content_type = "application/problem+json"),
-        (status = 503, description = "The request timed out (`timeout`).", body = Problem,
-            content_type = "application/problem+json"),
     )
 )]
 pub async fn probe_batch(
