@@ -298,7 +298,7 @@ fn damage_keeps_what_is_readable_and_a_bounded_number_of_copies() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("proofs.redb");
     let (many, bytes) = a_store_of_20_000_records(&path);
-    let mut salvaged_any = false;
+    let (mut salvaged_any, mut checked) = (false, 0);
     for round in 0..5 {
         std::fs::write(&path, scribbled(&bytes, round)).unwrap();
         let (store, opened) = ProofStore::open(&path).unwrap();
@@ -309,6 +309,7 @@ fn damage_keeps_what_is_readable_and_a_bounded_number_of_copies() {
             for (key, outcome) in &many {
                 if let Some(found) = store.get(*key).unwrap() {
                     assert_eq!(Some(&found), recorded.get(key).filter(|o| *o == outcome));
+                    checked += 1;
                 }
             }
             assert!(store.len().unwrap() as usize <= many.len(), "round {round}");
@@ -320,6 +321,9 @@ fn damage_keeps_what_is_readable_and_a_bounded_number_of_copies() {
         .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().contains("damaged"));
     assert!(copies.count() <= 3, "damaged copies pile up");
     assert!(salvaged_any, "nothing was ever carried over from a damaged store");
+    eprintln!("{checked} carried-over records checked");
+    // Most of each damaged store was readable and checked, not a handful.
+    assert!(checked >= 20_000, "{checked} carried-over records checked");
 }
 
 /// A store opened without its walk is checked later, in place: damage found then begins the
@@ -452,6 +456,67 @@ fn a_full_disk_is_survived_and_the_store_recovers_when_space_is_back() {
     assert_eq!(store.get(7).unwrap(), Some(Outcome::Proven(Value::Win(5))));
     for (key, outcome) in facts() {
         assert_eq!(store.get(key).unwrap(), Some(outcome), "a record from before the full disk was lost");
+    }
+}
+
+/// The same without root, on every machine: the process's file size limit (`RLIMIT_FSIZE`)
+/// held just above the store's size makes its writes fail (EFBIG, as a full disk fails them
+/// with ENOSPC), then raised again. Run in a child process of this test binary, since the
+/// limit is the whole process's.
+#[test]
+fn writes_past_the_file_size_limit_fail_and_the_store_recovers_without_a_restart() {
+    const CHILD: &str = "SHOGI4_FILE_SIZE_LIMIT_CHILD";
+    let Some(dir) = std::env::var_os(CHILD) else {
+        let dir = tempfile::tempdir().unwrap();
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["writes_past_the_file_size_limit_fail_and_the_store_recovers_without_a_restart", "--exact"])
+            .args(["--nocapture", "--test-threads", "1"])
+            .env(CHILD, dir.path())
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stdout).into_owned() + &String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{said}");
+        // The child ran the test, and its writes met the limit.
+        assert!(said.contains("writes failed at the limit: "), "{said}");
+        return;
+    };
+    // SAFETY: plain libc calls; a write past the limit then fails with EFBIG instead of
+    // killing the process with SIGXFSZ.
+    let set_limit = |bytes: libc::rlim_t| unsafe {
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        assert_eq!(libc::getrlimit(libc::RLIMIT_FSIZE, &mut limit), 0);
+        limit.rlim_cur = bytes.min(limit.rlim_max);
+        assert_eq!(libc::setrlimit(libc::RLIMIT_FSIZE, &limit), 0);
+    };
+    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+    let path = std::path::Path::new(&dir).join("proofs.redb");
+    let (store, _) = ProofStore::open(&path).unwrap();
+    store.record(&facts()).unwrap();
+    let size = std::fs::metadata(&path).unwrap().len();
+    set_limit(size + (1 << 20));
+    let mut failed_after = None;
+    for round in 0..200u128 {
+        let batch: Vec<(u128, Outcome)> =
+            (0..5000u128).map(|k| ((round << 40) + k + (1 << 80), Outcome::Proven(Value::Win(3)))).collect();
+        if store.record(&batch).is_err() {
+            failed_after = Some(round);
+            break;
+        }
+    }
+    let failed_after = failed_after.expect("the writes never met the limit");
+    println!("writes failed at the limit: after {failed_after} batches");
+    // Still at the limit: still failing, and nothing panics.
+    assert!(store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err());
+    set_limit(libc::RLIM_INFINITY);
+    // Past the back-off, the handle is reopened and the store takes writes again.
+    let started = std::time::Instant::now();
+    while store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "the store never recovered");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(store.get(7).unwrap(), Some(Outcome::Proven(Value::Win(5))));
+    for (key, outcome) in facts() {
+        assert_eq!(store.get(key).unwrap(), Some(outcome), "a record from before the limit was lost");
     }
 }
 
