@@ -39,10 +39,8 @@ pub const FEATURES: usize = HAND_FEATURES + 16 + 1;
 /// `s` has the numbers on the mover's winning side divided, on its losing side multiplied, by
 /// `2^(STRENGTH · s)` (see `numbers::starting_numbers`). Measured: `docs/measurements.md` ("The learned guess").
 pub const STRENGTH: f32 = 0.25;
-/// The log-odds are clamped to ± this before they scale anything. At 2 M / 8 M nodes a
-/// position (`scripts/search-reach.sh 200 2000000n,8000000n 64 careful,random`), a clamp of 4
-/// proved careful play 132 / 151 as a value and random playouts 163 / 171, one of 10 proved
-/// 136 / 155 and 163 / 173, against 137 / 155 and 163 / 172 with 6.
+/// The log-odds are clamped to ± this before they scale anything (chosen by the reach script:
+/// `docs/measurements.md`, "Figures once kept in doc comments").
 const MOST: f32 = 6.0;
 
 /// A piece's code as the mover sees it: 1–9 its own (royal, C, F, R, T, the four promoted),

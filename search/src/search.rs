@@ -77,10 +77,8 @@ pub const MIN_RECORDED_DEPTH: u32 = 12;
 /// certificates. A search recalls it for its position and the moves' positions before it
 /// starts, and builds on it.
 ///
-/// Only those, not everything a store holds: the whole committed opening store as it was (261,541
-/// outcomes) taken into the table before each search proved 124 of the reach script's 200
-/// careful-play positions as a value at 2 M nodes, against 122 without (37 exactly against 36),
-/// since only 4 of them, and a child of 10, are in it.
+/// Only those, not everything a store holds: the whole store taken in first proved hardly more
+/// (`docs/measurements.md`, "Figures once kept in doc comments").
 pub trait Recall {
     /// What is known of each of `positions`, in order (`None`: nothing). A source that
     /// cannot be read is, to the search, one that knows nothing; it reports its failure

@@ -133,9 +133,8 @@ impl Prover<'_> {
     /// nearer instead of half to each. A draw when both are refuted and no line met the
     /// horizon; `Ok(None)` when both are refuted and one did.
     ///
-    /// Other slacks between the two, at 2 M / 8 M nodes a position (careful play 137 / 155
-    /// proven as a value with this one): twice the other's number, 134 / 152; one more than it,
-    /// 135 / 154 (random playouts 162 / 172 and 161 / 172, against 163 / 172).
+    /// Other slacks between the two proved less (`docs/measurements.md`, "Figures once kept in
+    /// doc comments").
     pub(crate) fn prove_either(&mut self, position: &Position) -> Result<Option<Settled>, Aborted> {
         let key = key_of(position);
         self.met_horizon = false;

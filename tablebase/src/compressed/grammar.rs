@@ -607,10 +607,9 @@ pub(super) fn close_gaps(sequence: &mut Vec<u16>, ends: &[usize], kept: &[usize]
 
 /// The chosen pairs as the replacement reads them: per symbol, the second symbol of the pair
 /// it starts above the new symbol, or all ones where it starts none (no symbol is `0xffff`),
-/// so that one comparison with the next symbol decides. Against the `Option` pairs tested in
-/// two steps (alternating runs): `KKCFR` compressed in 1.44–1.82 s instead of 1.89–2.21 s,
-/// `KKCFRT` in 30.1 s instead of 38.3 s (47 s of CPU against 63 s), the default set's 31
-/// games in 17.0 s instead of 22.0 s; the same bytes.
+/// so that one comparison with the next symbol decides (about a quarter faster than `Option`
+/// pairs tested in two steps, the same bytes: `docs/measurements.md`, "Figures once kept in
+/// doc comments").
 pub(super) struct PackedPairs(Vec<u32>);
 
 impl PackedPairs {
