@@ -176,6 +176,9 @@ pub struct Config {
     /// KiB of table downloads a client may take per second (`GET /files/…`); 0 for no limit.
     #[arg(long, env = "SHOGI4_DOWNLOAD_KIB_PER_SECOND", default_value_t = DownloadSettings::default().kib_per_second, value_parser = clap::value_parser!(u32).range(0..=1 << 30))]
     pub download_kib_per_second: u32,
+    /// The slowest reading a table download is sent to, in KiB/s, beyond the stall time; 0 for none.
+    #[arg(long, env = "SHOGI4_DOWNLOAD_MIN_KIB_PER_SECOND", default_value_t = DownloadSettings::default().min_kib_per_second, value_parser = clap::value_parser!(u32).range(0..=1 << 30))]
+    pub download_min_kib_per_second: u32,
     /// Table downloads running at once, all clients together.
     #[arg(long, env = "SHOGI4_MAX_DOWNLOADS", default_value_t = DownloadSettings::default().max_downloads, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000))]
     pub max_downloads: usize,
@@ -280,6 +283,7 @@ impl Config {
                 kib_per_second: self.download_kib_per_second,
                 max_downloads: self.max_downloads,
                 max_per_client: self.max_downloads_per_client,
+                min_kib_per_second: self.download_min_kib_per_second,
                 ..DownloadSettings::default()
             },
             rate: RateSettings {

@@ -5,12 +5,15 @@
 //! - **Bytes, not requests, are rate-limited.** Each client has a token bucket counted in
 //!   KiB (`--download-kib-per-second`); every chunk waits for its tokens before it is sent,
 //!   so a client downloads at its rate whatever it asks for, and asking again does not help.
-//! - **Slots are bounded.** At most `--max-downloads` transfers run at once, and at most
-//!   `--max-downloads-per-client` of one client; more are refused with `downloads-busy`
-//!   (503, `Retry-After`) before any byte is read.
-//! - **A stalled reader gives its slot up.** Chunks go through a channel of one; a client
-//!   that takes none for [`DownloadSettings::stall`] has its transfer cut, so slow readers
-//!   cannot hold every slot.
+//! - **Slots are bounded and shared.** At most `--max-downloads` transfers run at once, and at
+//!   most `--max-downloads-per-client` of one client; a client's second (or later) transfer
+//!   starts only while it leaves a slot free for a client holding none, so that a few clients
+//!   cannot take every slot. More are refused with `downloads-busy` (503, `Retry-After`)
+//!   before any byte is read.
+//! - **A slow reader gives its slot up.** Chunks go through a channel of one; a client that
+//!   takes none for [`DownloadSettings::stall`] has its transfer cut, and so has one whose
+//!   reading falls below [`DownloadSettings::min_kib_per_second`]: the time a transfer waits
+//!   for its reader may not pass the stall time plus what its bytes take at that rate.
 //! - **Only verified bytes leave.** A table is sent from the memory the server verified and
 //!   serves probes from; a mapped file that changes on disk is caught after each chunk's copy
 //!   (the same check as a probe's), and the transfer is cut rather than finished with bytes
@@ -41,6 +44,10 @@ pub struct DownloadSettings {
     pub max_per_client: usize,
     /// How long a transfer waits for its client to take the next chunk before it is cut.
     pub stall: Duration,
+    /// The slowest reading a transfer is sent to, in KiB/s; 0 for none. The time it waits for
+    /// its reader, all chunks together, may not pass [`DownloadSettings::stall`] plus the time
+    /// its bytes take at this rate (the server's own pacing is not waiting for the reader).
+    pub min_kib_per_second: u32,
 }
 
 impl Default for DownloadSettings {
@@ -50,6 +57,7 @@ impl Default for DownloadSettings {
             max_downloads: 8,
             max_per_client: 2,
             stall: Duration::from_secs(30),
+            min_kib_per_second: 64,
         }
     }
 }
@@ -104,12 +112,20 @@ impl Downloads {
     pub fn start(self: &Arc<Self>, client: IpAddr) -> Result<Slot, ApiError> {
         let mut running = self.running.lock().expect("not poisoned");
         let mine = running.by_client.get(&client).copied().unwrap_or(0);
-        if running.total >= self.settings.max_downloads || mine >= self.settings.max_per_client {
-            let reason = if mine >= self.settings.max_per_client {
-                format!("you have {mine} downloads running, the most one client may")
-            } else {
-                format!("{} downloads are running, the most this server allows at once", running.total)
-            };
+        let free = self.settings.max_downloads.saturating_sub(running.total);
+        // A further transfer of a client that has one must leave a slot for one that has none.
+        let refused = if mine >= self.settings.max_per_client {
+            Some(format!("you have {mine} downloads running, the most one client may"))
+        } else if free == 0 {
+            Some(format!("{} downloads are running, the most this server allows at once", running.total))
+        } else if mine > 0 && free < 2 {
+            Some(format!(
+                "you have {mine} downloads running, and the last free slot is kept for a client that has none"
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = refused {
             return Err(ApiError::DownloadsBusy(reason));
         }
         running.total += 1;
@@ -203,7 +219,14 @@ fn stream(downloads: &Arc<Downloads>, client: IpAddr, source: Source, range: Ran
     let downloads = Arc::clone(downloads);
     tokio::spawn(async move {
         let _slot = slot;
+        let settings = &downloads.settings;
         let mut at = range.start as usize;
+        // The time spent waiting for the reader so far, and what its bytes allow.
+        let mut waited = Duration::ZERO;
+        let allowed = |sent: usize| match settings.min_kib_per_second {
+            0 => Duration::MAX,
+            rate => settings.stall + Duration::from_secs_f64(sent as f64 / 1024.0 / f64::from(rate)),
+        };
         while at < range.end as usize {
             let end = (at + CHUNK).min(range.end as usize);
             downloads.pay(client, (end - at).div_ceil(1024) as u32).await;
@@ -212,7 +235,17 @@ fn stream(downloads: &Arc<Downloads>, client: IpAddr, source: Source, range: Ran
             if let Err(e) = &chunk {
                 tracing::warn!(%client, error = %e, "download cut: its table changed on disk");
             }
-            if sender.send_timeout(chunk, downloads.settings.stall).await.is_err() || failed {
+            let left = allowed(at - range.start as usize).saturating_sub(waited);
+            let started = std::time::Instant::now();
+            let sent = sender.send_timeout(chunk, settings.stall.min(left)).await;
+            waited += started.elapsed();
+            if sent.is_err() {
+                if left < settings.stall {
+                    tracing::debug!(%client, "download cut: its reader took less than the minimum rate");
+                }
+                return;
+            }
+            if failed {
                 return;
             }
             at = end;
@@ -294,5 +327,19 @@ mod tests {
         assert!(matches!(downloads.start(c), Err(ApiError::DownloadsBusy(_))), "a fourth in all");
         drop(first);
         assert!(downloads.start(c).is_ok(), "a finished transfer frees its slot");
+    }
+
+    #[test]
+    fn a_further_slot_leaves_one_for_a_client_holding_none() {
+        let settings = DownloadSettings { max_downloads: 4, max_per_client: 2, ..DownloadSettings::default() };
+        let downloads = Arc::new(Downloads::new(settings, &RateSettings::default()));
+        let [a, b, c]: [IpAddr; 3] = ["192.0.2.1", "192.0.2.2", "192.0.2.3"].map(|ip| ip.parse().unwrap());
+        let _a1 = downloads.start(a).unwrap();
+        let _b1 = downloads.start(b).unwrap();
+        let _a2 = downloads.start(a).unwrap();
+        // One slot left: not for a client that has one, for one that has none.
+        assert!(matches!(downloads.start(b), Err(ApiError::DownloadsBusy(_))), "b's second took the last slot");
+        let _c1 = downloads.start(c).unwrap();
+        assert!(matches!(downloads.start(c), Err(ApiError::DownloadsBusy(_))), "every slot is taken");
     }
 }

@@ -52,8 +52,7 @@ use crate::routes;
             `SHA256SUMS` and `manifest.json`, which describe the set; `GET /files/{name}` sends one, whole or one \
             byte range (`Range`, `If-Range`), with its SHA-256 as a strong `ETag` (`If-None-Match` gets 304). \
             Downloads are limited by bytes, not requests: {downloads}; a full house gets 503 \
-            `/problems/downloads-busy` with `Retry-After`, and a transfer whose reader takes nothing for {stall} s is \
-            cut. `scripts/mirror-tables.sh URL DIR` fetches a set, resuming and verifying every file.\n\n\
+            `/problems/downloads-busy` with `Retry-After`, and {cut}. `scripts/mirror-tables.sh URL DIR` fetches a set, resuming and verifying every file.\n\n\
             **Errors** are `application/problem+json` (RFC 9457) with a stable `type`, one of:\n\n",
         license(name = "MIT OR Apache-2.0")
     ),
@@ -101,14 +100,22 @@ pub fn spec_with(limits: &crate::ServiceLimits) -> utoipa::openapi::OpenApi {
         kib => format!("{kib} KiB/s of bandwidth"),
     };
     let downloads = format!(
-        "each client gets {bandwidth} and {} of the server's {} download slots",
+        "each client gets {bandwidth} and {} of the server's {} download slots (a second one only while a slot \
+         stays free for a client that has none)",
         d.max_per_client, d.max_downloads
     );
+    let stall = d.stall.as_secs();
+    let cut = match d.min_kib_per_second {
+        0 => format!("a transfer whose reader takes nothing for {stall} s is cut"),
+        kib => format!(
+            "a transfer whose reader takes nothing for {stall} s, or reads slower than {kib} KiB/s beyond that, is cut"
+        ),
+    };
     let description = spec.info.description.get_or_insert_with(String::new);
     *description = description
         .replace("{rate}", &rate)
         .replace("{downloads}", &downloads)
-        .replace("{stall}", &d.stall.as_secs().to_string());
+        .replace("{cut}", &cut);
     description.push_str(&ProblemType::served_catalogue());
     document_problems(&mut spec);
     spec

@@ -324,6 +324,38 @@ fn table_listings_and_one_byte_ranges_cost_tokens() {
     assert_ne!(server.get("/health").0, 429);
 }
 
+/// Download slots are shared (issue #57, item 5): two clients that hold transfers open
+/// (paced at 16 KiB/s, so that each lasts) cannot take every slot; a third client, holding
+/// none, still gets one. On the build before, the second client's second transfer took the
+/// last slot and the newcomer got 503 `downloads-busy`.
+#[test]
+fn a_client_holding_no_download_gets_a_slot_beside_clients_holding_several() {
+    let scratch = tempfile::tempdir().unwrap();
+    solve("KKCF".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let flags = ["--download-kib-per-second", "16", "--max-downloads", "4", "--max-downloads-per-client", "2"];
+    let server = Server::start_with(scratch.path(), &flags);
+    // A transfer's status line; the connection is kept open (and never read), holding its slot.
+    let start = |local: &str| {
+        let mut stream = connect_from(local, &server.address);
+        write!(stream, "GET /files/KKCF.s4tb HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
+        let mut head = [0u8; 12];
+        stream.read_exact(&mut head).unwrap();
+        let status = String::from_utf8_lossy(&head[9..12]).parse::<u16>().unwrap();
+        (status, stream)
+    };
+    let (first, _a1) = start("127.0.0.2");
+    let (second, _a2) = start("127.0.0.2");
+    let (third, _b1) = start("127.0.0.3");
+    assert_eq!((first, second, third), (200, 200, 200));
+    // One slot left: kept for a client that has none.
+    let (fourth, _b2) = start("127.0.0.3");
+    assert_eq!(fourth, 503, "a client's second transfer took the last slot");
+    let (newcomer, _c1) = start("127.0.0.4");
+    assert_eq!(newcomer, 200, "a client holding no transfer was refused");
+    let (full, _d1) = start("127.0.0.5");
+    assert_eq!(full, 503, "more transfers than slots");
+}
+
 #[test]
 fn clients_are_rate_limited_each_on_its_own() {
     let scratch = tempfile::tempdir().unwrap();

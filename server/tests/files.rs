@@ -160,8 +160,13 @@ async fn downloads_are_paced_by_bytes() {
 /// problem and `Retry-After`, and a reader that stalls gives its slot up.
 #[tokio::test]
 async fn download_slots_are_bounded_and_stalled_readers_let_go() {
-    let settings =
-        DownloadSettings { kib_per_second: 0, max_downloads: 4, max_per_client: 1, stall: Duration::from_millis(300) };
+    let settings = DownloadSettings {
+        kib_per_second: 0,
+        max_downloads: 4,
+        max_per_client: 1,
+        stall: Duration::from_millis(300),
+        ..DownloadSettings::default()
+    };
     let router = router_with(settings);
     // Started but never read: the body holds the slot until it stalls.
     let held = router.clone().oneshot(Request::get("/files/KKCF.s4tb").body(Body::empty()).unwrap()).await.unwrap();
@@ -210,4 +215,39 @@ async fn plain_and_compressed_tables_are_served_side_by_side() {
     }
     let (_, _, file) = fetch(&mixed_router, "/files/KKCF.s4tb", &[]).await;
     assert!(file == packed, "the compressed file is not sent as it is");
+}
+
+/// A reader slower than the minimum rate loses its transfer, though it never stalls for the
+/// stall time; one that keeps up gets the whole file.
+#[tokio::test]
+async fn a_reader_below_the_minimum_rate_is_cut() {
+    use futures_util::StreamExt;
+    let settings = DownloadSettings {
+        kib_per_second: 0,
+        max_downloads: 4,
+        max_per_client: 2,
+        stall: Duration::from_millis(300),
+        min_kib_per_second: 4000,
+    };
+    let router = router_with(settings);
+    let whole = std::fs::metadata(tables_dir().join("KKCF.s4tb")).unwrap().len() as usize;
+    let read = |pause: Duration| {
+        let router = router.clone();
+        async move {
+            let response =
+                router.oneshot(Request::get("/files/KKCF.s4tb").body(Body::empty()).unwrap()).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            let mut chunks = response.into_body().into_data_stream();
+            let mut received = 0;
+            // A chunk every `pause`: under the stall time each, but below the rate in all.
+            while let Some(Ok(chunk)) = chunks.next().await {
+                received += chunk.len();
+                tokio::time::sleep(pause).await;
+            }
+            received
+        }
+    };
+    assert_eq!(read(Duration::ZERO).await, whole, "a reader that keeps up was cut");
+    let slow = read(Duration::from_millis(200)).await;
+    assert!(slow < whole, "a reader at about 320 KiB/s against a minimum of 4,000 got all {whole} bytes");
 }
