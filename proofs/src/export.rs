@@ -82,16 +82,20 @@ impl ProofStore {
         Ok(Exported { records: count, unknown })
     }
 
-    /// Merges the outcomes of an exported file into the store, in one commit. A file that
-    /// is not a complete, intact export is refused whole.
+    /// Merges the outcomes of an exported file into the store (see
+    /// [`ProofStore::import_facts`]). A file that is not a complete, intact export is refused
+    /// whole.
     pub fn import(&self, path: &Path) -> Result<Imported, StoreError> {
         self.import_facts(&read_export(path)?)
     }
 
-    /// Merges outcomes read from an export ([`read_export`]) into the store, in one commit: for
-    /// a caller that checks the file before it opens the store.
+    /// Merges outcomes read from an export ([`read_export`]) into the store, for a caller that
+    /// checks the file before it opens the store: in commits of [`IMPORT_CHUNK`] records, each
+    /// held to the store's cap ([`ProofStore::set_cap`]) as any other write is, so that a large
+    /// import cannot carry the file past the cap in one commit.
     pub fn import_facts(&self, facts: &[(u128, Outcome)]) -> Result<Imported, StoreError> {
-        let changed = self.record(facts)? as u64;
+        let changed =
+            facts.chunks(IMPORT_CHUNK).map(|chunk| self.record(chunk).map(|n| n as u64)).sum::<Result<u64, _>>()?;
         Ok(Imported { records: facts.len() as u64, changed })
     }
 
@@ -109,10 +113,13 @@ impl ProofStore {
     /// ([`shogi4_certificate::proven_positions`]), as [`ProofStore::import_certificate`] does.
     pub fn import_proven(&self, proven: &[shogi4_certificate::Proven]) -> Result<Imported, StoreError> {
         let facts: Vec<(u128, Outcome)> = proven.iter().map(|p| (p.position.key(), certified_outcome(p))).collect();
-        let changed = facts.chunks(10_000).map(|chunk| self.record(chunk).map(|n| n as u64)).sum::<Result<u64, _>>()?;
-        Ok(Imported { records: facts.len() as u64, changed })
+        self.import_facts(&facts)
     }
 }
+
+/// Records per commit of an import: the cap is checked before each, so that the file passes
+/// it by at most one commit's growth.
+pub const IMPORT_CHUNK: usize = 10_000;
 
 /// The outcomes an exported file holds, in its order (by key), without a store: what
 /// [`ProofStore::import`] merges, and what a reader that learns from proofs reads. A file

@@ -21,7 +21,7 @@
 mod export;
 mod queue;
 
-pub use export::{certified_outcome, read_export, Carried, Exported, Imported, MAGIC as EXPORT_MAGIC};
+pub use export::{certified_outcome, read_export, Carried, Exported, Imported, IMPORT_CHUNK, MAGIC as EXPORT_MAGIC};
 pub use queue::Queued;
 
 use std::fmt;
