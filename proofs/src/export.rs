@@ -90,12 +90,19 @@ impl ProofStore {
     }
 
     /// Merges outcomes read from an export ([`read_export`]) into the store, for a caller that
-    /// checks the file before it opens the store: in commits of [`IMPORT_CHUNK`] records, each
-    /// held to the store's cap ([`ProofStore::set_cap`]) as any other write is, so that a large
-    /// import cannot carry the file past the cap in one commit.
+    /// checks the file before it opens the store: in commits of [`IMPORT_CHUNK`] records. With a
+    /// cap ([`ProofStore::set_cap`]), a chunk is committed only while the file is at most half
+    /// the bound past which nothing is recorded (redb grows its file by doubling), so that an
+    /// import never carries the file past that bound; what is left is not imported (`changed`
+    /// says how much was).
     pub fn import_facts(&self, facts: &[(u128, Outcome)]) -> Result<Imported, StoreError> {
-        let changed =
-            facts.chunks(IMPORT_CHUNK).map(|chunk| self.record(chunk).map(|n| n as u64)).sum::<Result<u64, _>>()?;
+        let mut changed = 0;
+        for chunk in facts.chunks(IMPORT_CHUNK) {
+            if !self.has_room_for_import() {
+                break;
+            }
+            changed += self.record(chunk)? as u64;
+        }
         Ok(Imported { records: facts.len() as u64, changed })
     }
 

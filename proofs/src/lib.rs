@@ -360,6 +360,15 @@ impl ProofStore {
         }
     }
 
+    /// Whether an import may commit another chunk: with a cap, only while the file is at most
+    /// half the bound past which nothing is recorded (the cap and a quarter more), since redb
+    /// grows its file by doubling and one commit may double it.
+    pub(crate) fn has_room_for_import(&self) -> bool {
+        let Some(cap) = self.cap else { return true };
+        let size = std::fs::metadata(&self.path).map_or(0, |m| m.len());
+        size.saturating_mul(2) <= cap + cap / 4
+    }
+
     /// Whether writes are refused.
     pub fn is_read_only(&self) -> bool {
         matches!(*self.db.read().expect("not poisoned"), Db::ReadOnly(_))

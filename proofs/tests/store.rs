@@ -564,10 +564,10 @@ fn asking_an_empty_queue_writes_nothing() {
     assert!(store.take_queued().unwrap().is_none());
 }
 
-/// An import is held to the cap as the store's other writes are (issue #57, item 7): the
-/// published export (hundreds of thousands of records) into a store capped at 4 MiB stops
-/// within a commit's growth of a quarter past the cap, instead of one commit of all of it
-/// (a 35.7 MB file on the build before).
+/// An import is held to the cap (issue #57, item 7): the published export (hundreds of
+/// thousands of records) into a store capped at 4 MiB stops before the file passes a quarter
+/// past the cap, instead of one commit of all of it (a 35.7 MB file on the build before; 8.9
+/// MB with chunks checked against the cap alone, since redb grows its file by doubling).
 #[test]
 fn an_import_stops_at_the_cap_within_one_commits_growth() {
     let dir = tempfile::tempdir().unwrap();
@@ -580,7 +580,7 @@ fn an_import_stops_at_the_cap_within_one_commits_growth() {
     assert!(imported.records > 100_000, "{} records", imported.records);
     let size = std::fs::metadata(&path).unwrap().len();
     eprintln!("{size} bytes after importing {} records ({} changed)", imported.records, imported.changed);
-    assert!(size <= cap + cap / 4 + (2 << 20), "{size} bytes against a cap of {cap}");
+    assert!(size <= cap + cap / 4, "{size} bytes against a cap of {cap}");
     assert!(imported.changed < imported.records, "everything was imported past the cap");
     // What was taken in before the cap is there: the store is not empty.
     assert!(store.len().unwrap() > 10_000);

@@ -112,10 +112,7 @@ pub fn spec_with(limits: &crate::ServiceLimits) -> utoipa::openapi::OpenApi {
         ),
     };
     let description = spec.info.description.get_or_insert_with(String::new);
-    *description = description
-        .replace("{rate}", &rate)
-        .replace("{downloads}", &downloads)
-        .replace("{cut}", &cut);
+    *description = description.replace("{rate}", &rate).replace("{downloads}", &downloads).replace("{cut}", &cut);
     description.push_str(&ProblemType::served_catalogue());
     document_problems(&mut spec);
     spec

@@ -234,8 +234,7 @@ async fn a_reader_below_the_minimum_rate_is_cut() {
     let read = |pause: Duration| {
         let router = router.clone();
         async move {
-            let response =
-                router.oneshot(Request::get("/files/KKCF.s4tb").body(Body::empty()).unwrap()).await.unwrap();
+            let response = router.oneshot(Request::get("/files/KKCF.s4tb").body(Body::empty()).unwrap()).await.unwrap();
             assert_eq!(response.status(), StatusCode::OK);
             let mut chunks = response.into_body().into_data_stream();
             let mut received = 0;
