@@ -597,6 +597,9 @@ async fn the_about_page_publishes_this_servers_limits() {
     let (_, _, about) = get_raw(router_with(limits), "/about", None).await;
     assert!(about.contains("7 tokens per second, up to 70 at once"), "{about}");
     assert!(about.contains("<td>17</td>"));
+    // The downloads' limits as the defaults set them.
+    assert!(about.contains("16384 KiB/s a client, 2 transfers of one client of 8 in all"), "{about}");
+    assert!(about.contains("takes nothing for 30 s, or reads slower than 64 KiB/s beyond that, is cut"), "{about}");
     let (_, _, about) = get_raw(router(), "/about", None).await;
     assert!(about.contains("no limit on this server"));
     // Without a proof store nothing is searched in the background, whatever the settings say.

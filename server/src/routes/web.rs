@@ -110,6 +110,23 @@ fn limits_table(limits: &ServiceLimits, background_workers: usize) -> String {
             crate::search::MAX_LEVEL
         ),
     };
+    let d = &limits.downloads;
+    let bandwidth = match d.kib_per_second {
+        0 => "any bandwidth".to_string(),
+        kib => format!("{kib} KiB/s"),
+    };
+    let slow = match d.min_kib_per_second {
+        0 => String::new(),
+        kib => format!(", or reads slower than {kib} KiB/s beyond that,"),
+    };
+    let downloads = format!(
+        "<tr><th scope=\"row\">Table downloads</th><td>{bandwidth} a client, {} transfers of one client of {} in \
+         all (a second one only while a slot stays free for a client that has none); a transfer whose reader \
+         takes nothing for {} s{slow} is cut</td></tr>",
+        d.max_per_client,
+        d.max_downloads,
+        d.stall.as_secs()
+    );
     format!(
         "<table class=\"games\">{per_client}\
          <tr><th scope=\"row\">A probe answered by a table</th><td>{} token (each position of a batch likewise, and each unreadable one)</td></tr>\
@@ -119,7 +136,7 @@ fn limits_table(limits: &ServiceLimits, background_workers: usize) -> String {
          clients: a free search worker goes to the waiting client that holds fewest</td></tr>\
          <tr><th scope=\"row\">Positions per batch</th><td>{}</td></tr>\
          <tr><th scope=\"row\">Time per request</th><td>{} ms, and {} ms to send a request's body</td></tr>\
-         <tr><th scope=\"row\">Search in the background</th><td>{background}</td></tr></table>",
+         <tr><th scope=\"row\">Search in the background</th><td>{background}</td></tr>{downloads}</table>",
         cost::TABLE_PROBE,
         cost::TABLE_MAINLINE,
         cost::SEARCH,
