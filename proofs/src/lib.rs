@@ -137,6 +137,9 @@ pub enum Opened {
         aside: PathBuf,
         /// Records carried over into the new store.
         salvaged: u64,
+        /// Records of the damaged file that could not be carried over, when it still says how
+        /// many it held.
+        lost: Option<u64>,
     },
     /// The file may not be written (permissions, a read-only file system): it is served
     /// read-only.
@@ -154,6 +157,58 @@ pub(crate) enum Fullness {
 /// The database's page cache (redb's default is 1 GiB): the store's share of the memory
 /// bound the hosting guide states.
 pub const CACHE_BYTES: usize = 64 << 20;
+
+/// Reads `table`'s records from `start` on into `facts` until the end (`None`) or damage: then
+/// the key to go on from, past the damaged stretch (`None` when nothing past it reads).
+fn salvage_from(table: &redb::ReadOnlyTable<u128, u64>, start: u128, facts: &mut Vec<(u128, Outcome)>) -> Option<u128> {
+    let mut next = start;
+    let walked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<(), ()> {
+        for entry in table.range(start..).map_err(|_| ())? {
+            let (key, record) = entry.map_err(|_| ())?;
+            let key = key.value();
+            facts.extend(decode(key, record.value()).map(|outcome| (key, outcome)));
+            next = key.checked_add(1).ok_or(())?;
+        }
+        next = u128::MAX;
+        Ok(())
+    }));
+    match walked {
+        Ok(Ok(())) => None,
+        _ if next == u128::MAX => None,
+        _ => readable_after(table, next),
+    }
+}
+
+/// The smallest key from `from` on at which `table` reads again: the first record from there
+/// (or the end) comes without an error. Damage covers a stretch of keys (a page's, or a
+/// branch's), so the keys from which reading fails form one run from `from`: bisection finds
+/// its end in at most 128 reads.
+fn readable_after(table: &redb::ReadOnlyTable<u128, u64>, from: u128) -> Option<u128> {
+    let reads = |start: u128| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match table.range(start..) {
+            Ok(mut range) => range.next().is_none_or(|first| first.is_ok()),
+            Err(_) => false,
+        }))
+        .unwrap_or(false)
+    };
+    if reads(from) {
+        return Some(from);
+    }
+    if !reads(u128::MAX) {
+        return None;
+    }
+    // `from` fails, `u128::MAX` reads.
+    let (mut failing, mut reading) = (from, u128::MAX);
+    while reading - failing > 1 {
+        let middle = failing + (reading - failing) / 2;
+        if reads(middle) {
+            reading = middle;
+        } else {
+            failing = middle;
+        }
+    }
+    Some(reading)
+}
 
 fn create(path: &Path) -> Result<Database, redb::DatabaseError> {
     Database::builder().set_cache_size(CACHE_BYTES).create(path)
@@ -293,8 +348,8 @@ impl ProofStore {
             Err(Refusal::Damaged) => {
                 let (db, aside) = begin_anew(path)?;
                 let store = ProofStore::writable(db, path)?;
-                let salvaged = store.salvage(&aside);
-                Ok((store, Opened::Rebuilt { aside, salvaged }))
+                let (salvaged, lost) = store.salvage(&aside);
+                Ok((store, Opened::Rebuilt { aside, salvaged, lost }))
             }
         }
     }
@@ -323,8 +378,8 @@ impl ProofStore {
         };
         self.record(&[])?;
         self.create_queue()?;
-        let salvaged = self.salvage(&aside);
-        Ok(Opened::Rebuilt { aside, salvaged })
+        let (salvaged, lost) = self.salvage(&aside);
+        Ok(Opened::Rebuilt { aside, salvaged, lost })
     }
 
     /// Opens the store at `path` for reading only (a copy of another replica's store, say):
@@ -375,23 +430,30 @@ impl ProofStore {
     }
 
     /// Carries the readable, intact records of the damaged store at `aside` into this one;
-    /// returns how many. Whatever fails to read is skipped: this is a rescue, not a check.
-    fn salvage(&self, aside: &Path) -> u64 {
+    /// returns how many, and how many it held that were not (when it still says how many it
+    /// held). Whatever fails to read is skipped: this is a rescue, not a check. The walk goes
+    /// on past damage: it starts again at the smallest key past the damaged stretch from which
+    /// the file reads again (found by bisection over the keys), so that one damaged page costs
+    /// its own records, not every record after it.
+    fn salvage(&self, aside: &Path) -> (u64, Option<u64>) {
         // Filled as it reads, so that what came before a failure (or a panic of the
         // database on the damage) is kept.
         let mut facts = Vec::new();
+        let mut held = None;
         let mut read = || -> Result<(), redb::Error> {
             let db = ReadOnlyDatabase::open(aside)?;
             let read = db.begin_read()?;
             let table = read.open_table(FACTS)?;
-            for entry in table.iter()? {
-                let (key, record) = entry?;
-                facts.extend(decode(key.value(), record.value()).map(|outcome| (key.value(), outcome)));
+            held = table.len().ok();
+            let mut from = Some(0u128);
+            while let Some(start) = from {
+                from = salvage_from(&table, start, &mut facts);
             }
             Ok(())
         };
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut read));
-        facts.chunks(10_000).map(|chunk| self.record(chunk).map_or(0, |_| chunk.len() as u64)).sum()
+        let carried: u64 = facts.chunks(10_000).map(|chunk| self.record(chunk).map_or(0, |_| chunk.len() as u64)).sum();
+        (carried, held.map(|held| held.saturating_sub(carried)))
     }
 
     fn reader(&self) -> Result<redb::ReadTransaction, StoreError> {

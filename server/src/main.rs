@@ -167,8 +167,8 @@ fn close_store(search: Arc<SearchService>, workers: Vec<std::thread::JoinHandle<
 /// What opening (or walking) the proof store found, in the log.
 fn log_opened(path: &std::path::Path, opened: &Opened) {
     match opened {
-        Opened::Rebuilt { aside, salvaged } => tracing::warn!(store = %path.display(),
-            damaged = %aside.display(), salvaged, "proof store was damaged: moved aside, its readable records carried over"),
+        Opened::Rebuilt { aside, salvaged, lost } => tracing::warn!(store = %path.display(),
+            damaged = %aside.display(), salvaged, lost = ?lost, "proof store was damaged: moved aside, its readable records carried over"),
         Opened::ReadOnly => tracing::warn!(store = %path.display(), "proof store not writable: served read-only"),
         Opened::Fine => {}
     }

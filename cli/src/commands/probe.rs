@@ -193,6 +193,11 @@ pub fn open(dir: &Path) -> Result<Tablebase, CliError> {
     Ok(tablebase)
 }
 
+/// What a rebuilt store lost, for the message that says it was rebuilt.
+pub(crate) fn lost_records(lost: Option<u64>) -> String {
+    lost.map_or(String::new(), |lost| format!(", {lost} lost"))
+}
+
 /// The certificates in the tables directory's `certificates/`, each checked first, as the
 /// server serves them; a refused one is named on stderr and left out.
 pub fn certificates(tables: &Path) -> Certified {
@@ -209,11 +214,12 @@ pub fn certificates(tables: &Path) -> Certified {
 pub fn open_store(path: Option<&Path>) -> Result<Option<ProofStore>, CliError> {
     let Some(path) = path.and_then(shogi4_proofs::named_store) else { return Ok(None) };
     let (store, opened) = ProofStore::open(path)?;
-    if let Opened::Rebuilt { aside, salvaged } = opened {
+    if let Opened::Rebuilt { aside, salvaged, lost } = opened {
         eprintln!(
-            "shogi4: {} was damaged: moved to {}, {salvaged} readable records carried over",
+            "shogi4: {} was damaged: moved to {}, {salvaged} readable records carried over{}",
             path.display(),
-            aside.display()
+            aside.display(),
+            lost_records(lost)
         );
     }
     Ok(Some(store))

@@ -61,10 +61,11 @@ pub fn open_store(stop: &Stop, store_path: &Path, table_bytes: usize, threads: u
     super::probe::tables_fit(table_bytes, threads)?;
     let (store, opened) = ProofStore::open(store_path)?;
     match opened {
-        Opened::Rebuilt { aside, salvaged } => eprintln!(
-            "shogi4: {} was damaged: moved to {}, {salvaged} readable records carried over",
+        Opened::Rebuilt { aside, salvaged, lost } => eprintln!(
+            "shogi4: {} was damaged: moved to {}, {salvaged} readable records carried over{}",
             store_path.display(),
-            aside.display()
+            aside.display(),
+            super::probe::lost_records(lost)
         ),
         Opened::ReadOnly => return Err(StoreError::ReadOnly(store_path.to_path_buf()).into()),
         Opened::Fine => {}
