@@ -284,6 +284,8 @@ pub struct ProofStore {
     path: PathBuf,
     /// The file size past which only proven outcomes are recorded ([`ProofStore::set_cap`]).
     cap: Option<u64>,
+    /// Facts refused because they contradict the record held ([`ProofStore::conflicts`]).
+    conflicts: std::sync::atomic::AtomicU64,
 }
 
 /// Why a database would not open, as far as what to do about it goes.
@@ -388,11 +390,21 @@ impl ProofStore {
         let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
         let db = guarded(path, || ReadOnlyDatabase::open(path).map_err(|e| error(&e)))?;
         guarded(path, || check(db.begin_read().map_err(|e| error(&e))?, path))?;
-        Ok(ProofStore { db: std::sync::RwLock::new(Db::ReadOnly(db)), path: path.to_path_buf(), cap: None })
+        Ok(ProofStore {
+            db: std::sync::RwLock::new(Db::ReadOnly(db)),
+            path: path.to_path_buf(),
+            cap: None,
+            conflicts: Default::default(),
+        })
     }
 
     fn writable(db: Database, path: &Path) -> Result<ProofStore, StoreError> {
-        let store = ProofStore { db: std::sync::RwLock::new(Db::Writable(db)), path: path.to_path_buf(), cap: None };
+        let store = ProofStore {
+            db: std::sync::RwLock::new(Db::Writable(db)),
+            path: path.to_path_buf(),
+            cap: None,
+            conflicts: Default::default(),
+        };
         // Make sure the tables exist, so that readers never see "no such table".
         store.record(&[])?;
         store.create_queue()?;
@@ -580,6 +592,13 @@ impl ProofStore {
                 }
                 let Some(record) = encode(key, outcome) else { continue };
                 let known = table.get(key).map_err(|e| self.error(e))?.and_then(|r| decode(key, r.value()));
+                // Two statements that cannot both be true: one is forged or corrupt. The record
+                // held stays (nothing tells which is better founded), and the conflict is
+                // counted, never merged into a third statement neither made.
+                if known.is_some_and(|known| known.conflicts(outcome)) {
+                    self.conflicts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    continue;
+                }
                 // What the two say together (a range narrowed, an unknown deepened); nothing
                 // is written when that is what the store holds already.
                 let merged = known.map_or(outcome, |known| known.merge(outcome));
@@ -592,6 +611,13 @@ impl ProofStore {
         }
         self.commit(write)?;
         Ok(changed)
+    }
+
+    /// Facts this handle refused to record since it was opened because they contradict what
+    /// the store holds (a win against a loss, ranges that do not meet): each one a forged or
+    /// corrupt statement, its own or the record's.
+    pub fn conflicts(&self) -> u64 {
+        self.conflicts.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Records held (damaged ones included).

@@ -615,3 +615,23 @@ fn salvage_walks_past_a_damaged_page() {
     assert!(rebuilt >= 4, "{rebuilt} rounds damaged the store");
     assert!(worst >= 19_000, "{worst} of 20,000 at worst");
 }
+
+/// Two proven facts that disagree are a conflict (issue #57, item 3): the record held stays,
+/// the contradicting fact is counted, and nothing merges them into a statement neither made.
+/// On the build before, a bounded win and a bounded loss of one position merged into a win
+/// whose range came from both.
+#[test]
+fn contradicting_facts_are_counted_and_the_record_held_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = ProofStore::open(&dir.path().join("proofs.redb")).unwrap();
+    let win = |at_least, at_most| Outcome::won(true, at_least, at_most);
+    let loss = |at_least, at_most| Outcome::won(false, at_least, at_most);
+    store.record(&[(1, Outcome::Proven(Value::Win(5))), (2, win(9, 41)), (3, win(9, 41))]).unwrap();
+    assert_eq!(store.conflicts(), 0);
+    let changed = store.record(&[(1, Outcome::Proven(Value::Loss(4))), (2, loss(10, 30)), (3, win(13, 21))]).unwrap();
+    assert_eq!(store.conflicts(), 2, "a loss against a win, twice");
+    assert_eq!(changed, 1, "only the agreeing range narrows its record");
+    assert_eq!(store.get(1).unwrap(), Some(Outcome::Proven(Value::Win(5))));
+    assert_eq!(store.get(2).unwrap(), Some(win(9, 41)));
+    assert_eq!(store.get(3).unwrap(), Some(win(13, 21)));
+}

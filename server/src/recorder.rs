@@ -122,9 +122,15 @@ impl Drop for Recorder {
 }
 
 fn commit(store: &ProofStore, health: &StoreHealth, facts: &[(u128, Outcome)]) {
+    let conflicts = store.conflicts();
     match store.record(facts) {
         Ok(_) => health.fine(),
         Err(error) => health.failed(&error, "proof store unwritable; results are kept in memory only"),
+    }
+    let refused = store.conflicts() - conflicts;
+    if refused > 0 {
+        metrics::counter!("proof_conflicts_total", "at" => "record").increment(refused);
+        tracing::warn!(refused, "results contradict the proof store's records; the records kept");
     }
 }
 
