@@ -27,14 +27,14 @@ second=""
 trap 'kill $server $second 2>/dev/null; rm -rf "$scratch"' EXIT
 # Rate limiting stays on, with a budget no benchmark exhausts: its cost is measured too.
 start_server /tmp/shogi4-loadtest.log --no-solve --tables "$tables" --proof-store none \
-  --rate-limit 100000000 --rate-burst 100000000
+  --rate-limit 10000000 --rate-burst 100000000
 first=$server
 main=$address
 wait_healthy "$main" 60 /tmp/shogi4-loadtest.log
 other=$main
 if [ -n "$compressed" ]; then
   start_server /tmp/shogi4-loadtest-compressed.log --no-solve --tables "$compressed" --proof-store none \
-    --rate-limit 100000000 --rate-burst 100000000
+    --rate-limit 10000000 --rate-burst 100000000
   second=$server
   other=$address
   wait_healthy "$other" 60 /tmp/shogi4-loadtest-compressed.log
