@@ -169,7 +169,7 @@ enum Command {
         #[arg(long, default_value_t = 1, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=16))]
         lines: usize,
         /// Transposition table size in MiB (1 to 65536).
-        #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+        #[arg(long, default_value_t = 64, value_parser = table_mb())]
         table_mb: usize,
     },
     /// Speak UCI on stdin and stdout, as Fairy-Stockfish does for its `shogi4` variant
@@ -193,7 +193,7 @@ enum Command {
         #[arg(long, default_value_t = shogi4_search::MAX_DEPTH)]
         depth: u32,
         /// Transposition table size in MiB (1 to 65536).
-        #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+        #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = table_mb())]
         table_mb: usize,
     },
     /// Grow the proof store from the start, best-first by proof numbers (resumable: what the
@@ -219,7 +219,7 @@ enum Command {
         #[arg(long, default_value_t = u64::MAX)]
         nodes: u64,
         /// Transposition table size in MiB (1 to 65536).
-        #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+        #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = table_mb())]
         table_mb: usize,
         /// Stop once the process's resident memory reaches this (bytes, or 512M, 20G, …); the
         /// transposition table must fit well within it.
@@ -274,7 +274,7 @@ enum Command {
         #[arg(long, default_value_t = u64::MAX)]
         nodes: u64,
         /// Transposition table size in MiB (1 to 65536).
-        #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+        #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = table_mb())]
         table_mb: usize,
         /// Assemble the certificate from this proof store's proven positions (a proof too
         /// large for one search): `--ms`/`--nodes` are then each leaf's budget.
@@ -366,7 +366,7 @@ struct SearchArgs {
     #[arg(long, default_value_t = shogi4_search::DEFAULT_MAX_NODES)]
     search_nodes: u64,
     /// Transposition table size in MiB (1 to 65536).
-    #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536))]
+    #[arg(long, default_value_t = shogi4_search::DEFAULT_TABLE_MB, value_parser = table_mb())]
     search_table_mb: usize,
 }
 
@@ -381,6 +381,11 @@ impl SearchArgs {
             table_bytes: self.search_table_mb << 20,
         }
     }
+}
+
+/// A transposition table size in MiB, the one range every command accepts (1 to 65,536).
+fn table_mb() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=65536)
 }
 
 fn main() -> ExitCode {
