@@ -466,7 +466,7 @@ pub struct FilesResponse {
 }
 
 /// One table of `manifest.json`: what `GET /tables` says of it, with its file's name and
-/// SHA-256 (the format `scripts/publish-tables.sh` writes).
+/// SHA-256.
 #[derive(Clone, Debug, Serialize, ToSchema, PartialEq, Eq)]
 pub struct ManifestEntry {
     /// The table.
@@ -483,6 +483,18 @@ pub struct ManifestEntry {
 pub struct Manifest {
     /// The tables, smallest closed games first.
     pub tables: Vec<ManifestEntry>,
+}
+
+impl Manifest {
+    /// The file `manifest.json`, as the server sends it and `shogi4 publish` writes it.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("serialisable")
+    }
+
+    /// The file `SHA256SUMS` of the same tables, in the same order, as `sha256sum -c` reads it.
+    pub fn sha256sums(&self) -> Vec<u8> {
+        self.tables.iter().map(|t| format!("{}  {}\n", t.sha256, t.file)).collect::<String>().into_bytes()
+    }
 }
 
 impl MoveInfo {

@@ -139,6 +139,13 @@ enum Command {
         /// Table file.
         file: PathBuf,
     },
+    /// Write SHA256SUMS and manifest.json beside a directory of tables, for mirrors: the same
+    /// bytes a server serving the directory sends as /files/SHA256SUMS and /files/manifest.json.
+    Publish {
+        /// The tables' directory.
+        #[arg(default_value = "tables")]
+        dir: PathBuf,
+    },
     /// Look up a position: its value, distance to win, and every move with its value (from
     /// its table, or else by proof search, as the server answers). With --json, the body of
     /// `GET /probe`.
@@ -456,6 +463,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
         }
         Command::Audit { paths, threads } => with_threads(threads, || commands::audit::run(&paths, json)),
         Command::Info { file } => commands::info::run(&file, json),
+        Command::Publish { dir } => commands::info::publish(&dir, json),
         Command::Probe(q) => commands::probe::probe(&q, json),
         Command::Analyse { pos, engine, ms, depth, nodes, threads, lines, table_mb } => {
             let known = commands::analyse::Known::open(&engine.tables, engine.store.as_deref())?;

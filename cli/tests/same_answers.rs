@@ -180,3 +180,37 @@ async fn cli_json_is_the_api_body_for_stored_and_certified_answers() {
         "{compared} compared, {stored} stored, {certified} certified"
     );
 }
+
+/// `shogi4 publish DIR` writes what a server serving DIR sends its mirrors: `SHA256SUMS` and
+/// `manifest.json`, byte for byte (one writer of both, where a shell script once wrote its own).
+#[tokio::test(flavor = "multi_thread")]
+async fn published_files_are_the_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["KK", "KKC", "KKCF"] {
+        solve(name.parse().unwrap(), &Silent).table.write_to_dir(dir.path()).unwrap();
+    }
+    let state = AppState::load(dir.path(), TableLoading::default(), limits()).unwrap();
+    let router = app(Arc::new(state), &CorsPolicy::default());
+    let (ok, said) = cli(&["publish", dir.path().to_str().unwrap()]);
+    assert!(ok, "{said}");
+    for name in ["SHA256SUMS", "manifest.json"] {
+        let request = Request::get(format!("/files/{name}")).body(Body::empty()).unwrap();
+        let response = router.clone().oneshot(request).await.unwrap();
+        assert!(response.status().is_success(), "{name}");
+        let served = axum::body::to_bytes(response.into_body(), 1 << 20).await.unwrap();
+        let written = std::fs::read(dir.path().join(name)).unwrap();
+        assert_eq!(String::from_utf8_lossy(&written), String::from_utf8_lossy(&served), "{name}");
+    }
+    let sums = std::fs::read_to_string(dir.path().join("SHA256SUMS")).unwrap();
+    assert_eq!(sums.lines().count(), 3, "{sums}");
+    // A damaged table is refused with its reason, and nothing is written.
+    let damaged = dir.path().join("KKC.s4tb");
+    let mut bytes = std::fs::read(&damaged).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    std::fs::write(&damaged, bytes).unwrap();
+    std::fs::remove_file(dir.path().join("SHA256SUMS")).unwrap();
+    let (ok, said) = cli(&["publish", dir.path().to_str().unwrap()]);
+    assert!(!ok && said.contains("KKC.s4tb"), "{said}");
+    assert!(!dir.path().join("SHA256SUMS").exists());
+}

@@ -1,8 +1,9 @@
-//! `shogi4 info`: a table's header and statistics.
+//! `shogi4 info`: a table's header and statistics; `shogi4 publish`: a set's `SHA256SUMS` and
+//! `manifest.json`, the files a server sends its mirrors.
 
 use std::path::Path;
 
-use shogi4_api::TableInfo;
+use shogi4_api::{Manifest, ManifestEntry, TableInfo};
 use shogi4_tablebase::{open_table, recorded_checksum, VERSION, VERSION_COMPRESSED};
 
 use super::{grouped, print_outcomes};
@@ -51,6 +52,44 @@ pub fn run(file: &Path, json: bool) -> Result<(), CliError> {
     match table.longest_win() {
         Some((dtw, position)) => println!("longest win {dtw} plies, e.g. {position}"),
         None => println!("longest win none"),
+    }
+    Ok(())
+}
+
+/// Writes `SHA256SUMS` and `manifest.json` beside the tables of `dir` (each checked against
+/// its checksum first), byte for byte what a server serving `dir` sends as
+/// `/files/SHA256SUMS` and `/files/manifest.json`. A file that fails its checks is refused
+/// with its reason, and nothing is written.
+pub fn publish(dir: &Path, json: bool) -> Result<(), CliError> {
+    use sha2::Digest;
+    let (tablebase, rejected) = shogi4_tablebase::Tablebase::open_dir(dir, true)?;
+    if let Some((path, error)) = rejected.into_iter().next() {
+        return Err(CliError::Usage(format!("{}: {error}; nothing published", path.display())));
+    }
+    let tables: Vec<ManifestEntry> = tablebase
+        .tables()
+        .map(|(&material, table)| {
+            let digest = sha2::Sha256::digest(table.file_bytes());
+            ManifestEntry {
+                info: TableInfo::new(table),
+                file: shogi4_tablebase::file_name(material),
+                sha256: digest.iter().map(|b| format!("{b:02x}")).collect(),
+            }
+        })
+        .collect();
+    if tables.is_empty() {
+        return Err(CliError::Usage(format!("no tables in {}", dir.display())));
+    }
+    let manifest = Manifest { tables };
+    for (name, bytes) in [("SHA256SUMS", manifest.sha256sums()), ("manifest.json", manifest.to_bytes())] {
+        let path = dir.join(name);
+        shogi4_tablebase::write_atomically(&path, &[&bytes])
+            .map_err(|e| CliError::Usage(format!("{}: {e}", path.display())))?;
+    }
+    if json {
+        println!("{}", String::from_utf8(manifest.to_bytes()).expect("JSON is UTF-8"));
+    } else {
+        println!("wrote {0}/SHA256SUMS and {0}/manifest.json ({1} tables)", dir.display(), manifest.tables.len());
     }
     Ok(())
 }

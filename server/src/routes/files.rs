@@ -119,15 +119,15 @@ async fn hashed(set: Arc<TableSet>) -> Result<Arc<TableSet>, ApiError> {
 
 /// `SHA256SUMS` of the served tables, in `sha256sum`'s own format.
 fn sha256sums(set: &TableSet) -> Vec<u8> {
-    set.tables
-        .tables()
-        .map(|(material, table)| format!("{}  {}\n", table.sha256(), file_name(*material)))
-        .collect::<String>()
-        .into_bytes()
+    manifest_of(set).sha256sums()
 }
 
-/// `manifest.json` of the served tables, as `scripts/publish-tables.sh` writes it.
+/// `manifest.json` of the served tables, as `shogi4 publish` writes it for a directory.
 fn manifest(set: &TableSet) -> Vec<u8> {
+    manifest_of(set).to_bytes()
+}
+
+fn manifest_of(set: &TableSet) -> Manifest {
     let tables = set
         .tables
         .tables()
@@ -137,5 +137,5 @@ fn manifest(set: &TableSet) -> Vec<u8> {
             sha256: table.sha256().to_string(),
         })
         .collect();
-    serde_json::to_vec(&Manifest { tables }).expect("serialisable")
+    Manifest { tables }
 }
