@@ -13,7 +13,7 @@ use shogi4_server::config::{Config, LogFormat, StartError};
 use shogi4_server::search::SearchService;
 use shogi4_server::serve::serve;
 use shogi4_server::{app, openapi, AppState};
-use shogi4_tablebase::{Progress, SolveEvent, SolveMode, TableDir, TableStatus};
+use shogi4_tablebase::{Progress, SolveEvent, SolveMode, TableDir};
 
 /// mimalloc: every answer allocates a few dozen small strings (each move's SFEN, FEN and
 /// notation) and a body buffer; glibc's malloc and free took a tenth of the CPU under load.
@@ -220,17 +220,13 @@ const LEFTOVER_SEARCH_WAIT: std::time::Duration = std::time::Duration::from_mill
 /// written, and until the last one is, `/health` says `solving`.
 fn solve_missing_in_background(config: &Config, state: Arc<AppState>) {
     let store = TableDir::new(&config.tables);
-    let pending: Vec<Material> = Material::all_up_to(config.solve_missing)
-        .into_iter()
-        .filter(|&material| match store.status(material, !config.skip_checksums) {
-            TableStatus::Present => false,
-            TableStatus::Missing => true,
-            TableStatus::Damaged(error) => {
-                tracing::warn!(%material, %error, "table fails validation; solving it again");
-                true
-            }
-        })
-        .collect();
+    let unsolved = store.unsolved(&Material::all_up_to(config.solve_missing), !config.skip_checksums);
+    for (material, error) in &unsolved {
+        if let Some(error) = error {
+            tracing::warn!(%material, %error, "table fails validation; solving it again");
+        }
+    }
+    let pending: Vec<Material> = unsolved.into_iter().map(|(material, _)| material).collect();
     if pending.is_empty() {
         return;
     }

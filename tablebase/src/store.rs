@@ -113,6 +113,23 @@ impl TableDir {
         }
     }
 
+    /// Which of `materials` need solving: each one whose table is missing, or present but
+    /// failing validation (with why), smallest first. The one rule of "missing" for the CLI's
+    /// `solve --missing` and the server's background solve.
+    pub fn unsolved(&self, materials: &[Material], verify: bool) -> Vec<(Material, Option<TableError>)> {
+        let mut materials = materials.to_vec();
+        materials.sort();
+        materials.dedup();
+        materials
+            .into_iter()
+            .filter_map(|material| match self.status(material, verify) {
+                TableStatus::Present => None,
+                TableStatus::Missing => Some((material, None)),
+                TableStatus::Damaged(error) => Some((material, Some(error))),
+            })
+            .collect()
+    }
+
     /// Maps every table file, keeping the usable ones.
     pub fn load(&self, verify: bool) -> Result<Loaded, TableError> {
         let mut loaded = Loaded { tables: BTreeMap::new(), rejected: Vec::new() };
@@ -145,20 +162,20 @@ impl TableDir {
         let mut materials = materials.to_vec();
         materials.sort();
         materials.dedup();
-        let mut to_solve = Vec::new();
-        for material in materials {
-            if mode == SolveMode::Missing {
-                match self.status(material, true) {
-                    TableStatus::Present => {
-                        on_event(SolveEvent::Present(material, &self.path_of(material)));
-                        continue;
+        let to_solve: Vec<Material> = match mode {
+            SolveMode::Missing => {
+                let unsolved = self.unsolved(&materials, true);
+                for &material in &materials {
+                    match unsolved.iter().find(|(m, _)| *m == material) {
+                        None => on_event(SolveEvent::Present(material, &self.path_of(material))),
+                        Some((_, Some(error))) => on_event(SolveEvent::Replacing(material, error)),
+                        Some((_, None)) => {}
                     }
-                    TableStatus::Damaged(error) => on_event(SolveEvent::Replacing(material, &error)),
-                    TableStatus::Missing => {}
                 }
+                unsolved.into_iter().map(|(material, _)| material).collect()
             }
-            to_solve.push(material);
-        }
+            _ => materials,
+        };
         let limit = max_memory.or_else(available_memory);
         for &material in &to_solve {
             refuse_too_large(material, solve_memory_needed(MaterialIndex::new(material).slots()), limit)?;
