@@ -19,7 +19,7 @@ use std::time::Duration;
 use shogi4_engine::{Material, MaterialIndex};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::format::{EXTENSION, VERSION};
+use crate::format::{material_field, material_in_field, EXTENSION, VERSION};
 
 /// The last byte is the checkpoint layout: 1 held values only (counters rebuilt on resume), 2
 /// the state bytes and decided bits, 3 the state bytes and marks (two bits a slot); a file of
@@ -37,19 +37,6 @@ mod layout {
     pub const OVERFLOW_ENTRIES: Range<usize> = 32..40;
     pub const MATERIAL: Range<usize> = 40..56;
     pub const HEADER: usize = 56;
-}
-
-/// A material's name in a checkpoint header's 16-byte field, padded with zeros.
-pub fn material_field(material: Material) -> [u8; 16] {
-    let mut field = [0u8; 16];
-    let name = material.to_string();
-    field[..name.len()].copy_from_slice(name.as_bytes());
-    field
-}
-
-/// The name a [`material_field`] holds.
-pub fn material_in_field(field: &[u8]) -> String {
-    String::from_utf8_lossy(field).trim_end_matches('\0').to_string()
 }
 
 /// The body both solvers' checkpoints share after their own headers (`S4CKPT` here, a share

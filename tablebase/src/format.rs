@@ -37,6 +37,20 @@ pub fn recorded_checksum(material: Material) -> Option<u64> {
 /// File name extension.
 pub const EXTENSION: &str = "s4tb";
 
+/// A closed game's name in the 16-byte field that table headers and checkpoints hold, ASCII,
+/// padded with zeros.
+pub fn material_field(material: Material) -> [u8; 16] {
+    let mut field = [0u8; 16];
+    let name = material.to_string();
+    field[..name.len()].copy_from_slice(name.as_bytes());
+    field
+}
+
+/// The name a [`material_field`] holds: its bytes up to the first zero.
+pub fn material_in_field(field: &[u8]) -> String {
+    field.iter().take_while(|&&b| b != 0).map(|&b| char::from(b)).collect()
+}
+
 /// The file name of a closed game's table, `KKCF.s4tb`: the one name under which a table is
 /// written, served, downloaded and accepted.
 pub fn file_name(material: Material) -> String {
@@ -576,7 +590,7 @@ impl Header {
         if encoding != VALUE_ENCODING {
             return Err(FormatError::UnsupportedEncoding(encoding));
         }
-        let name: String = bytes[layout::MATERIAL].iter().take_while(|&&b| b != 0).map(|&b| b as char).collect();
+        let name = material_in_field(&bytes[layout::MATERIAL]);
         let material: Material = name.parse().map_err(|_| FormatError::BadMaterial(name.clone()))?;
         let values_offset = u64::from(u32_at(layout::VALUES_OFFSET));
         let slots = u64_in(layout::SLOTS);
@@ -652,10 +666,7 @@ impl Header {
         put(layout::MAGIC, &MAGIC);
         put(layout::VERSION, &self.version().to_le_bytes());
         put(layout::VALUES_OFFSET, &(self.values_offset as u32).to_le_bytes());
-        let mut name = [0u8; 16];
-        let text = self.material.to_string();
-        name[..text.len()].copy_from_slice(text.as_bytes());
-        put(layout::MATERIAL, &name);
+        put(layout::MATERIAL, &material_field(self.material));
         put(layout::SLOTS, &self.slots.to_le_bytes());
         put(layout::POSITIONS, &s.positions.to_le_bytes());
         put(layout::WINS, &s.wins.to_le_bytes());

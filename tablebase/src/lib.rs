@@ -29,14 +29,11 @@ mod table;
 mod value;
 
 pub use audit::{audit, implied_value, AuditReport, Violation, REPORTED_VIOLATIONS};
-pub use checkpoint::{
-    body as checkpoint_body, fingerprint as index_fingerprint, material_field, material_in_field, CheckpointError,
-    Checkpoints,
-};
+pub use checkpoint::{body as checkpoint_body, fingerprint as index_fingerprint, CheckpointError, Checkpoints};
 pub use durable::{replaceable, write_atomically, DurableFile};
 pub use format::{
-    file_name, layout, recorded_checksum, CorruptValue, Damage, FormatError, Header, SolveError, SolvedTable,
-    Statistics, TableError, TableWriter, EXTENSION, MAGIC, VERSION, VERSION_COMPRESSED,
+    file_name, layout, material_field, material_in_field, recorded_checksum, CorruptValue, Damage, FormatError, Header,
+    SolveError, SolvedTable, Statistics, TableError, TableWriter, EXTENSION, MAGIC, VERSION, VERSION_COMPRESSED,
 };
 pub use memory::{available_memory, huge_vec, prefetch, refuse_too_large, solve_memory_needed};
 pub use probe::{Mainline, MainlineStep, MoveFlags, MoveValue, ProbeError, ProbeResult, Tablebase};
