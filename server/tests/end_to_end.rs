@@ -79,6 +79,15 @@ fn connect_from(local: &str, address: &str) -> TcpStream {
     stream
 }
 
+/// A temporary directory holding the solved tables of `games`.
+fn solved(games: &[&str]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for game in games {
+        solve(game.parse().unwrap(), &Silent).table.write_to_dir(dir.path()).unwrap();
+    }
+    dir
+}
+
 fn url(sfen: &str) -> String {
     sfen.replace(' ', "_").replace('+', "%2B")
 }
@@ -260,8 +269,7 @@ fn a_batch_of_a_games_positions_is_answered_entry_by_entry() {
 /// refused `search-busy` nearly every time.
 #[test]
 fn a_client_searching_now_and_then_is_served_beside_clients_that_flood() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let flags = ["--rate-limit", "0", "--search-workers", "2", "--search-ms", "300", "--search-cache", "1"];
     let server = Server::start_with(scratch.path(), &flags);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -302,8 +310,7 @@ fn a_client_searching_now_and_then_is_served_beside_clients_that_flood() {
 /// the build before, both were free: a flood of them cost the server and the client nothing.
 #[test]
 fn table_listings_and_one_byte_ranges_cost_tokens() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let server = Server::start_with(scratch.path(), &["--rate-limit", "1", "--rate-burst", "4"]);
     let range = |server: &Server| {
         let mut stream = TcpStream::connect(&server.address).unwrap();
@@ -330,8 +337,7 @@ fn table_listings_and_one_byte_ranges_cost_tokens() {
 /// last slot and the newcomer got 503 `downloads-busy`.
 #[test]
 fn a_client_holding_no_download_gets_a_slot_beside_clients_holding_several() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KKCF".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KKCF"]);
     let flags = ["--download-kib-per-second", "16", "--max-downloads", "4", "--max-downloads-per-client", "2"];
     let server = Server::start_with(scratch.path(), &flags);
     // A transfer's status line; the connection is kept open (and never read), holding its slot.
@@ -358,8 +364,7 @@ fn a_client_holding_no_download_gets_a_slot_beside_clients_holding_several() {
 
 #[test]
 fn clients_are_rate_limited_each_on_its_own() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KKC".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KKC"]);
     // One token a second, three at most: a fourth probe in a row must wait.
     let server = Server::start_with(scratch.path(), &["--rate-limit", "1", "--rate-burst", "3"]);
     let probe = "/probe?pos=k3/4/4/K3_b_C_1";
@@ -383,8 +388,7 @@ fn clients_are_rate_limited_each_on_its_own() {
 
 #[test]
 fn the_concurrency_limit_is_one_for_the_whole_server() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let flags = ["--rate-limit", "0", "--concurrency", "1", "--search-ms", "1500", "--search-nodes", "1000000000000"];
     let server = Server::start_with(scratch.path(), &flags);
     // A search of the start (no table holds it) holds the one slot for its budget...
@@ -413,8 +417,7 @@ fn the_concurrency_limit_is_one_for_the_whole_server() {
 /// until the stalled ones reached `--timeout-ms`.
 #[test]
 fn stalled_bodies_hold_no_request_slot_and_time_out() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let flags = ["--rate-limit", "0", "--concurrency", "1", "--body-timeout-ms", "1000", "--timeout-ms", "60000"];
     let server = Server::start_with(scratch.path(), &flags);
     let started = std::time::Instant::now();
@@ -456,8 +459,7 @@ fn time_until_closed(stream: &mut TcpStream, limit: std::time::Duration) -> std:
 
 #[test]
 fn silent_and_surplus_connections_are_closed() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let flags = ["--rate-limit", "0", "--header-timeout-ms", "500", "--max-connections", "2"];
     let server = Server::start_with(scratch.path(), &flags);
     let limit = std::time::Duration::from_secs(5);
@@ -481,8 +483,7 @@ fn silent_and_surplus_connections_are_closed() {
 
 #[test]
 fn shutdown_does_not_wait_for_a_stuck_client() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let flags = ["--rate-limit", "0", "--header-timeout-ms", "60000", "--shutdown-grace-ms", "500"];
     let mut server = Server::start_with(scratch.path(), &flags);
     // A request that never finishes its body.
@@ -712,8 +713,7 @@ fn reload_until_healthy(server: &Server) {
 /// A keep-alive connection is closed after its last allowed request.
 #[test]
 fn one_client_cannot_hold_every_connection() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let flags = [
         "--rate-limit",
         "0",
@@ -754,8 +754,7 @@ fn one_client_cannot_hold_every_connection() {
 /// client's own next connection is still refused.
 #[test]
 fn a_full_server_sheds_the_heaviest_clients_idle_connection_for_a_newcomer() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let flags = ["--rate-limit", "0", "--max-connections", "6", "--max-connections-per-client", "6"];
     let server = Server::start_with(scratch.path(), &flags);
     let mut held = Vec::new();
@@ -785,8 +784,7 @@ fn a_full_server_sheds_the_heaviest_clients_idle_connection_for_a_newcomer() {
 /// corrupted certificate beside it is refused and serves nothing.
 #[test]
 fn a_certificate_answers_for_its_positions_and_names_itself() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let certificates = scratch.path().join("certificates");
     std::fs::create_dir(&certificates).unwrap();
     let published = concat!(env!("CARGO_MANIFEST_DIR"), "/../tables/certificates/a2a3.s4cert");
@@ -834,8 +832,7 @@ fn a_certificate_answers_for_its_positions_and_names_itself() {
 fn a_forged_store_cannot_overrule_a_certificate() {
     use shogi4_search::Outcome;
     use shogi4_tablebase::Value;
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let certificates = scratch.path().join("certificates");
     std::fs::create_dir(&certificates).unwrap();
     let published = concat!(env!("CARGO_MANIFEST_DIR"), "/../tables/certificates/a2a3.s4cert");
@@ -886,8 +883,7 @@ fn a_forged_store_cannot_overrule_a_certificate() {
 #[test]
 fn a_flood_of_bad_queries_costs_tokens_and_no_log_lines() {
     use std::io::{BufRead, BufReader};
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let log = std::fs::File::create(scratch.path().join("server.log")).unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_shogi4-server"))
         .args(["--bind", "127.0.0.1:0", "--no-solve", "--proof-store", "none", "--rate-burst", "100"])
@@ -919,8 +915,7 @@ fn a_flood_of_bad_queries_costs_tokens_and_no_log_lines() {
 /// regular file, and the rest is served.
 #[test]
 fn a_fifo_named_like_a_table_is_refused_without_blocking() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let fifo = scratch.path().join("KKC.s4tb");
     assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
     let server = Server::start(scratch.path());
@@ -935,8 +930,7 @@ fn a_fifo_named_like_a_table_is_refused_without_blocking() {
 /// (`Expect: 100-continue`), and no byte of the body needs to arrive for the 413.
 #[test]
 fn an_oversized_body_is_refused_before_it_is_sent() {
-    let scratch = tempfile::tempdir().unwrap();
-    solve("KK".parse().unwrap(), &Silent).table.write_to_dir(scratch.path()).unwrap();
+    let scratch = solved(&["KK"]);
     let server = Server::start(scratch.path());
     for expect in ["Expect: 100-continue\r\n", ""] {
         let mut stream = TcpStream::connect(&server.address).unwrap();
