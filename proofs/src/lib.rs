@@ -210,6 +210,22 @@ fn readable_after(table: &redb::ReadOnlyTable<u128, u64>, from: u128) -> Option<
     Some(reading)
 }
 
+/// A private copy of the store at `path`, repaired by opening it writable, then opened for
+/// reading and unlinked: what [`ProofStore::open_read_only`] reads when the file needs the
+/// repair a reader may not make.
+fn repaired_copy(path: &Path) -> Result<ReadOnlyDatabase, redb::Error> {
+    static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let copy = std::env::temp_dir().join(format!(".shogi4-store-{}-{n}.redb", std::process::id()));
+    let opened = (|| {
+        std::fs::copy(path, &copy).map_err(redb::StorageError::from)?;
+        drop(create(&copy)?);
+        Ok(ReadOnlyDatabase::open(&copy)?)
+    })();
+    let _ = std::fs::remove_file(&copy);
+    opened
+}
+
 fn create(path: &Path) -> Result<Database, redb::DatabaseError> {
     Database::builder().set_cache_size(CACHE_BYTES).create(path)
 }
@@ -385,10 +401,17 @@ impl ProofStore {
     }
 
     /// Opens the store at `path` for reading only (a copy of another replica's store, say):
-    /// lookups are served, writes are refused with [`StoreError::ReadOnly`].
+    /// lookups are served, writes are refused with [`StoreError::ReadOnly`]. A file left as
+    /// after a crash (not closed, so redb would repair it, which a reader may not) is repaired
+    /// on a private copy in the system's temporary folder, which is read instead: the file
+    /// itself is never written. The copy takes the file's size on that disk while it is open,
+    /// and no name there (it is unlinked once opened).
     pub fn open_read_only(path: &Path) -> Result<ProofStore, StoreError> {
         let error = |e: &dyn fmt::Display| StoreError::Database(path.to_path_buf(), e.to_string());
-        let db = guarded(path, || ReadOnlyDatabase::open(path).map_err(|e| error(&e)))?;
+        let db = guarded(path, || match ReadOnlyDatabase::open(path) {
+            Err(redb::DatabaseError::RepairAborted) => repaired_copy(path).map_err(|e| error(&e)),
+            opened => opened.map_err(|e| error(&e)),
+        })?;
         guarded(path, || check(db.begin_read().map_err(|e| error(&e))?, path))?;
         Ok(ProofStore {
             db: std::sync::RwLock::new(Db::ReadOnly(db)),

@@ -635,3 +635,33 @@ fn contradicting_facts_are_counted_and_the_record_held_stays() {
     assert_eq!(store.get(2).unwrap(), Some(win(9, 41)));
     assert_eq!(store.get(3).unwrap(), Some(win(13, 21)));
 }
+
+/// A store left as after a crash opens read-only (issue #57, item 2): the repair a reader may
+/// not make is made on a private copy, the file itself is not written, and the records are
+/// there. On the build before: "Database repair aborted."
+#[test]
+fn a_store_left_unclosed_opens_read_only_without_being_written() {
+    const CHILD: &str = "SHOGI4_UNCLOSED_STORE_CHILD";
+    if let Some(path) = std::env::var_os(CHILD) {
+        // The child: records, then ends without closing the store, as a crash would.
+        let (store, _) = ProofStore::open(std::path::Path::new(&path)).unwrap();
+        store.record(&facts()).unwrap();
+        std::process::exit(0);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("proofs.redb");
+    let status = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["a_store_left_unclosed_opens_read_only_without_being_written", "--exact", "--test-threads", "1"])
+        .env(CHILD, &path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let before = std::fs::read(&path).unwrap();
+    let store = ProofStore::open_read_only(&path).unwrap();
+    for (key, outcome) in facts() {
+        assert_eq!(store.get(key).unwrap(), Some(outcome));
+    }
+    assert!(store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err(), "a read-only store took a write");
+    drop(store);
+    assert_eq!(std::fs::read(&path).unwrap(), before, "the file was written");
+}
