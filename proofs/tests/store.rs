@@ -566,8 +566,8 @@ fn asking_an_empty_queue_writes_nothing() {
 
 /// An import is held to the cap (issue #57, item 7): the published export (hundreds of
 /// thousands of records) into a store capped at 4 MiB stops before the file passes a quarter
-/// past the cap, instead of one commit of all of it (a 35.7 MB file on the build before; 8.9
-/// MB with chunks checked against the cap alone, since redb grows its file by doubling).
+/// past the cap, where one commit of all of it went far past (the figures:
+/// `docs/measurements.md`).
 #[test]
 fn an_import_stops_at_the_cap_within_one_commits_growth() {
     let dir = tempfile::tempdir().unwrap();
@@ -611,7 +611,7 @@ fn salvage_walks_past_a_damaged_page() {
         std::fs::remove_file(&path).unwrap();
     }
     // A page holds a few hundred records: wherever the damage, all but a few pages' worth are
-    // carried over (the build before: from 2,720 with damage early in the file to 19,380).
+    // carried over (a walk that stops at the damage carries over less the earlier it lies).
     assert!(rebuilt >= 4, "{rebuilt} rounds damaged the store");
     assert!(worst >= 19_000, "{worst} of 20,000 at worst");
 }
