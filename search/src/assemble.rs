@@ -73,8 +73,7 @@ const FRESH_TABLE_BYTES: usize = 256 << 20;
 /// `certify` with sixteen times that, on a fresh table (the same plan). The later tries are
 /// for a table shared by many searches (a run's), whose entries let a position's value be
 /// proven quickly but whose tree, bounds falling along every line, can be hard to spell out
-/// from them: measured on a steered run over KKCF, the walk and a fresh table spelt out all
-/// but a few of the proofs the first try could not.
+/// from them (the runs: `docs/measurements.md`, "Certified runs").
 pub fn certify_leaf(search: &mut Search, position: &Position, leaf: &Limits) -> Option<Certificate> {
     let times = |k: u32| Limits {
         max_nodes: leaf.max_nodes.saturating_mul(u64::from(k)),
