@@ -23,8 +23,7 @@
 //! - **Depth-scaled initial numbers**: both numbers of an unexpanded node are multiplied by one
 //!   more than its remaining depth (`initial_numbers`).
 //!
-//! Each was measured on real-game positions; the runs, and what was tried and dropped, are in
-//! `docs/measurements.md` ("df-pn: the runs behind the design").
+//! The runs behind each choice: `docs/measurements.md` ("df-pn: the runs behind the design").
 
 use arrayvec::ArrayVec;
 use shogi4_engine::{Move, Position, MAX_MOVES};
