@@ -434,20 +434,25 @@ fn a_full_disk_is_survived_and_the_store_recovers_when_space_is_back() {
         while file.write_all(&[0u8; 64 << 10]).is_ok() {}
         let _ = file.sync_all();
     }
-    let mut failures = 0;
-    for round in 0..50u128 {
-        let batch: Vec<(u128, Outcome)> =
-            (0..5000u128).map(|k| ((round << 40) + k + (1 << 80), Outcome::Proven(Value::Win(3)))).collect();
-        if store.record(&batch).is_err() {
-            failures += 1;
-            break;
-        }
-    }
-    assert!(failures > 0, "the writes never met the full disk");
+    write_until_a_write_fails(&store, 50).expect("the writes never met the full disk");
     // Still full: still failing, and nothing panics.
     assert!(store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err());
     std::fs::remove_file(&filler).unwrap();
-    // Past the back-off, the handle is reopened and the store takes writes again.
+    takes_writes_again_with_its_records(&store);
+}
+
+/// Records batches of 5,000 proofs, at most `rounds`, until one fails; how many went in first.
+fn write_until_a_write_fails(store: &ProofStore, rounds: u128) -> Option<u128> {
+    (0..rounds).find(|&round| {
+        let batch: Vec<(u128, Outcome)> =
+            (0..5000u128).map(|k| ((round << 40) + k + (1 << 80), Outcome::Proven(Value::Win(3)))).collect();
+        store.record(&batch).is_err()
+    })
+}
+
+/// Once the writes' trouble is gone: past the back-off the handle is reopened, the store takes
+/// writes again, and every record of [`facts`] from before is there.
+fn takes_writes_again_with_its_records(store: &ProofStore) {
     let started = std::time::Instant::now();
     while store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err() {
         assert!(started.elapsed() < std::time::Duration::from_secs(20), "the store never recovered");
@@ -455,7 +460,7 @@ fn a_full_disk_is_survived_and_the_store_recovers_when_space_is_back() {
     }
     assert_eq!(store.get(7).unwrap(), Some(Outcome::Proven(Value::Win(5))));
     for (key, outcome) in facts() {
-        assert_eq!(store.get(key).unwrap(), Some(outcome), "a record from before the full disk was lost");
+        assert_eq!(store.get(key).unwrap(), Some(outcome), "a record from before the trouble was lost");
     }
 }
 
@@ -494,30 +499,12 @@ fn writes_past_the_file_size_limit_fail_and_the_store_recovers_without_a_restart
     store.record(&facts()).unwrap();
     let size = std::fs::metadata(&path).unwrap().len();
     set_limit(size + (1 << 20));
-    let mut failed_after = None;
-    for round in 0..200u128 {
-        let batch: Vec<(u128, Outcome)> =
-            (0..5000u128).map(|k| ((round << 40) + k + (1 << 80), Outcome::Proven(Value::Win(3)))).collect();
-        if store.record(&batch).is_err() {
-            failed_after = Some(round);
-            break;
-        }
-    }
-    let failed_after = failed_after.expect("the writes never met the limit");
+    let failed_after = write_until_a_write_fails(&store, 200).expect("the writes never met the limit");
     println!("writes failed at the limit: after {failed_after} batches");
     // Still at the limit: still failing, and nothing panics.
     assert!(store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err());
     set_limit(libc::RLIM_INFINITY);
-    // Past the back-off, the handle is reopened and the store takes writes again.
-    let started = std::time::Instant::now();
-    while store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err() {
-        assert!(started.elapsed() < std::time::Duration::from_secs(20), "the store never recovered");
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    assert_eq!(store.get(7).unwrap(), Some(Outcome::Proven(Value::Win(5))));
-    for (key, outcome) in facts() {
-        assert_eq!(store.get(key).unwrap(), Some(outcome), "a record from before the limit was lost");
-    }
+    takes_writes_again_with_its_records(&store);
 }
 
 #[test]
