@@ -55,9 +55,9 @@ impl Site {
         let about =
             include_str!("../../web/about.html").replace("<!--LIMITS-->", &limits_table(limits, background_workers));
         let pages = HashMap::from([
-            ("/", Asset::new(include_str!("../../web/index.html"), HTML)),
-            ("/games", Asset::new(include_str!("../../web/games.html"), HTML)),
-            ("/about", Asset::new(about, HTML)),
+            ("/", Asset::new(with_site_header(include_str!("../../web/index.html"), "/"), HTML)),
+            ("/games", Asset::new(with_site_header(include_str!("../../web/games.html"), "/games"), HTML)),
+            ("/about", Asset::new(with_site_header(&about, "/about"), HTML)),
             ("/robots.txt", Asset::new(include_str!("../../web/robots.txt"), "text/plain; charset=utf-8")),
             ("/rules.md", Asset::new(include_str!("../../../docs/rules.md"), "text/markdown; charset=utf-8")),
         ]);
@@ -87,6 +87,26 @@ impl Site {
         }
         router.with_state(site)
     }
+}
+
+/// The pages' links, in the order the site header lists them.
+const PAGES: [(&str, &str); 4] = [("/", "Explorer"), ("/games", "Tables"), ("/about", "About"), ("/docs", "API")];
+
+/// `html` with its `<!--SITE-HEADER-->` replaced by the header every page shares, the link to
+/// `current` marked as the page shown.
+fn with_site_header(html: &str, current: &str) -> String {
+    let links: Vec<String> = PAGES
+        .iter()
+        .map(|(path, name)| {
+            let mark = if *path == current { " aria-current=\"page\"" } else { "" };
+            format!("<a href=\"{path}\"{mark}>{name}</a>")
+        })
+        .collect();
+    let header = format!(
+        "<header class=\"site\">\n  <a class=\"brand\" href=\"/\">Shogi4 tablebase</a>\n  <nav aria-label=\"Pages\">{}</nav>\n</header>",
+        links.join(" ")
+    );
+    html.replacen("<!--SITE-HEADER-->", &header, 1)
 }
 
 /// The about page's table of this server's limits.
