@@ -300,7 +300,8 @@ enum Command {
         file: PathBuf,
     },
     /// Move what a proof store holds between stores: `export` writes its proven outcomes to
-    /// one compact, checksummed file; `import` merges such a file into a store.
+    /// one compact, checksummed file; `import` merges such a file into a store, or what a proof
+    /// certificate (`.s4cert`) proves, once its checker accepts it.
     Proofs {
         /// `export` or `import`.
         action: ProofsAction,

@@ -206,6 +206,46 @@ fn a_prover_resumes_from_an_export_with_its_unknowns() {
     assert!(!dir.path().join("f.redb").exists() && !dir.path().join("f.proofs").exists());
 }
 
+/// A certificate is imported as the outcomes its checker proves (`proofs import FILE.s4cert`),
+/// the way a server merges the published ones: then `probe --store` answers its position from
+/// the store. A damaged certificate is refused before a store is begun.
+#[test]
+fn a_certificate_is_imported_as_what_it_proves() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let published = concat!(env!("CARGO_MANIFEST_DIR"), "/../tables/certificates/a2a3.s4cert");
+    let output = shogi4(&["proofs", "import", published, "--store", &path("s.redb"), "--json"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let imported: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    assert!(imported["records"].as_u64().unwrap() > 1_000, "{imported}");
+    assert!(imported["changed"].as_u64().unwrap() > 1_000, "{imported}");
+    let probe = shogi4(&[
+        "probe",
+        "trfk/C2c/4/KFRT w - 1",
+        "--store",
+        &path("s.redb"),
+        "--tables",
+        &path("none"),
+        "--json",
+        "--search-ms",
+        "1",
+    ]);
+    let answer: serde_json::Value = serde_json::from_str(stdout(&probe).trim()).unwrap();
+    assert_eq!((answer["category"].as_str(), answer["source"].as_str()), (Some("win"), Some("store")), "{answer}");
+    let mut bytes = std::fs::read(published).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x40;
+    std::fs::write(path("bad.s4cert"), bytes).unwrap();
+    let refused = shogi4(&["proofs", "import", &path("bad.s4cert"), "--store", &path("t.redb")]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("certificate refused"),
+        "{}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    assert!(!dir.path().join("t.redb").exists(), "a refused import began a store");
+}
+
 /// Commands that write a file replace only a file of their own kind: an export over the store
 /// it reads (or any database), a certificate over a device node or a text file, and tables
 /// compressed into their own directory are refused, and the file is left as it was.

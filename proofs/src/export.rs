@@ -110,10 +110,7 @@ impl ProofStore {
     /// checker accepts it: each of its positions a win or a loss within its bound (at least 1
     /// ply for a win, 2 for a loss with a move to make), narrowed with what the store holds.
     pub fn import_certificate(&self, path: &Path) -> Result<Imported, StoreError> {
-        let bytes = shogi4_certificate::read_file(path).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
-        let proven = shogi4_certificate::proven_positions(&bytes)
-            .map_err(|e| StoreError::Export(path.to_path_buf(), format!("certificate refused: {e}")))?;
-        self.import_proven(&proven)
+        self.import_facts(&read_certificate(path)?)
     }
 
     /// Merges the positions a checked certificate proves
@@ -127,6 +124,23 @@ impl ProofStore {
 /// Records per commit of an import: the cap is checked before each, so that the file passes
 /// it by at most one commit's growth.
 pub const IMPORT_CHUNK: usize = 10_000;
+
+/// What a proof certificate proves, as outcomes by position key, once its checker accepts it,
+/// without a store: what [`ProofStore::import_certificate`] merges.
+pub fn read_certificate(path: &Path) -> Result<Vec<(u128, Outcome)>, StoreError> {
+    let bytes = shogi4_certificate::read_file(path).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
+    let proven = shogi4_certificate::proven_positions(&bytes)
+        .map_err(|e| StoreError::Export(path.to_path_buf(), format!("certificate refused: {e}")))?;
+    Ok(proven.iter().map(|p| (p.position.key(), certified_outcome(p))).collect())
+}
+
+/// Whether the file at `path` begins as a proof certificate does (`S4CERT1`).
+pub fn is_certificate(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 8];
+    let read = std::fs::File::open(path).and_then(|mut file| file.read_exact(&mut head));
+    read.is_ok() && &head == shogi4_certificate::MAGIC
+}
 
 /// The outcomes an exported file holds, in its order (by key), without a store: what
 /// [`ProofStore::import`] merges, and what a reader that learns from proofs reads. A file

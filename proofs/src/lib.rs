@@ -21,7 +21,10 @@
 mod export;
 mod queue;
 
-pub use export::{certified_outcome, read_export, Carried, Exported, Imported, IMPORT_CHUNK, MAGIC as EXPORT_MAGIC};
+pub use export::{
+    certified_outcome, is_certificate, read_certificate, read_export, Carried, Exported, Imported, IMPORT_CHUNK,
+    MAGIC as EXPORT_MAGIC,
+};
 pub use queue::Queued;
 
 use std::fmt;

@@ -235,11 +235,15 @@ pub fn export(store_path: &Path, file: &Path, carried: Carried, json: bool) -> R
     Ok(())
 }
 
-/// `shogi4 proofs import`: an exported file merged into the store.
+/// `shogi4 proofs import`: an exported file, or a proof certificate (`.s4cert`, checked by the
+/// rules first), merged into the store.
 pub fn import(store_path: &Path, file: &Path, json: bool) -> Result<(), CliError> {
     // The file is read and checked whole before the store is opened, so that a refused file
     // leaves no new, empty store behind.
-    let facts = shogi4_proofs::read_export(file)?;
+    let facts = match shogi4_proofs::is_certificate(file) {
+        true => shogi4_proofs::read_certificate(file)?,
+        false => shogi4_proofs::read_export(file)?,
+    };
     let (store, _) = ProofStore::open(store_path)?;
     let Imported { records, changed } = store.import_facts(&facts)?;
     if json {
