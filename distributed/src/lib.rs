@@ -126,7 +126,7 @@ pub enum Event {
     },
     /// A level is complete.
     Level(LevelSummary),
-    /// Every worker's share after this level is on disk.
+    /// Every worker's share after this level is on disk, and every process has committed it.
     Checkpointed(u32),
     /// The table is being written.
     Writing,

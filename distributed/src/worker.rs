@@ -458,6 +458,10 @@ impl<'w, 'j> Run<'w, 'j> {
             let committed = checkpoint::commit(&self.dir, self.place.process, local, self.job.material, self.peers, n);
             self.problem = committed.err().map(|e| e.to_string());
         }
+        // Every process has committed its checkpoint once this round ends, so a resume that
+        // begins after `Event::Checkpointed(n)` restores level `n` (or a later one).
+        let committed = self.note();
+        self.round(committed)?;
         self.last_checkpoint = Instant::now();
         Ok(())
     }

@@ -64,3 +64,42 @@ fn every_move_survives_the_fairy_notation() {
         }
     }
 }
+
+/// The published self-play games of Fairy-Stockfish itself: every move is read, is legal here,
+/// is written back as that engine wrote it, every position between survives the FEN both ways,
+/// and each game ends where the record ends, by a Royal capture of the side the result names.
+#[test]
+fn fairy_stockfish_self_play_games_are_replayed_to_their_recorded_end() {
+    let games = include_str!("data/fairy_selfplay.txt");
+    let mut played = 0;
+    for (number, line) in games.lines().filter(|l| !l.starts_with('#')).enumerate() {
+        let mut fields = line.split_whitespace();
+        let winner = match fields.next() {
+            Some("1-0") => Color::First,
+            Some("0-1") => Color::Second,
+            other => panic!("game {number}: result {other:?}"),
+        };
+        let plies: usize = fields.next().unwrap().parse().unwrap();
+        let moves: Vec<&str> = fields.collect();
+        assert_eq!(moves.len(), plies, "game {number}");
+        let mut position = Position::start();
+        for (ply, text) in moves.iter().enumerate() {
+            let mv = position.parse_move(text).unwrap_or_else(|e| panic!("game {number} ply {ply} {text}: {e}"));
+            assert_eq!(mv.to_fairy(), *text, "game {number} ply {ply}");
+            let mover = position.turn();
+            match position.play(mv).unwrap() {
+                Played::Position(next) => {
+                    assert!(ply + 1 < plies, "game {number}: no Royal captured by its last move {text}");
+                    assert_eq!(Position::parse(&next.to_fen()).unwrap(), next, "game {number} ply {ply}");
+                    position = next;
+                }
+                Played::RoyalCaptured => {
+                    assert_eq!(ply + 1, plies, "game {number}: a Royal captured at ply {ply}, before the record ends");
+                    assert_eq!(mover, winner, "game {number}");
+                }
+            }
+            played += 1;
+        }
+    }
+    assert_eq!(played, 483, "every move of the sixteen games");
+}
