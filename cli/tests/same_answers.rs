@@ -131,7 +131,7 @@ async fn cli_json_is_the_api_body_for_stored_and_certified_answers() {
     let seeded = dir.path().join("seeded.redb");
     {
         let (store, _) = shogi4_proofs::ProofStore::open(&seeded).unwrap();
-        store.import(&repository.join("tables/opening.proofs")).unwrap();
+        store.import(&repository.join("tables/opening.proofs"), shogi4_proofs::Origin::Import).unwrap();
     }
 
     let after_c1b2 = "trfk/3c/CR2/KF1T w - 1"; // proven in the store, not within the budget

@@ -156,7 +156,12 @@ fn a_position_the_proof_store_proves_gets_its_proven_score() {
     let (store, _) = shogi4_proofs::ProofStore::open(&dir.path().join("proofs.redb")).unwrap();
     let start = Position::start();
     let child = after(&start, "c1b2");
-    store.record(&[(child.key(), Outcome::Bounded { win: false, at_least: 30, at_most: 60 })]).unwrap();
+    store
+        .record(
+            &[(child.key(), Outcome::Bounded { win: false, at_least: 30, at_most: 60 })],
+            shogi4_proofs::Origin::Search,
+        )
+        .unwrap();
     let engine = Engine::new(4);
     let oracle = shogi4_play::Recalled(&store);
     let analysis = engine.search(&start, &[], &depth(3), &oracle, &Cancel::default(), |_| {});
@@ -164,7 +169,7 @@ fn a_position_the_proof_store_proves_gets_its_proven_score() {
     assert_eq!(analysis.best_move().unwrap().to_string(), "c1b2");
     assert_eq!(analysis.score(), Some(win_in(61)));
     // The root itself, once stored, is the proven score at the root.
-    store.record(&[(start.key(), Outcome::Proven(Value::Win(41)))]).unwrap();
+    store.record(&[(start.key(), Outcome::Proven(Value::Win(41)))], shogi4_proofs::Origin::Search).unwrap();
     let analysis = engine.search(&start, &[], &depth(3), &oracle, &Cancel::default(), |_| {});
     assert_eq!((analysis.score(), analysis.proven), (Some(win_in(41)), Some(Outcome::Proven(Value::Win(41)))));
 }

@@ -3,7 +3,8 @@
 //!
 //! Layout, little-endian: the magic `S4PROOF1`, the record count (u64), then per record the
 //! position key (u128) and the record as the store keeps it (u64: its own checksum, tag and
-//! distances), and last an xxh3-64 of everything before it. Unknown outcomes are left out
+//! distances), less its origin (an export says nothing about where its records came from:
+//! whoever imports it names that), and last an xxh3-64 of everything before it. Unknown outcomes are left out
 //! unless asked for ([`Carried`]): they are cheap to find again and make most of a served
 //! store, but in a prover's store each marks a position analysed. Importing merges each
 //! outcome into the store as a search's would be ([`shogi4_search::Outcome::merge`]).
@@ -14,7 +15,7 @@ use redb::ReadableTable;
 
 use shogi4_search::Outcome;
 
-use crate::{decode, ProofStore, StoreError, FACTS};
+use crate::{decode, encode, Origin, ProofStore, StoreError, FACTS};
 
 /// The first bytes of every export.
 pub const MAGIC: &[u8; 8] = b"S4PROOF1";
@@ -65,6 +66,7 @@ impl ProofStore {
             let (key, record) = (key.value(), record.value());
             let Some(outcome) = decode(key, record) else { continue };
             let proven = outcome.is_settled();
+            let Some(record) = encode(key, outcome, Origin::Unrecorded) else { continue };
             if proven || carried == Carried::Everything {
                 body.extend_from_slice(&key.to_le_bytes());
                 body.extend_from_slice(&record.to_le_bytes());
@@ -82,11 +84,11 @@ impl ProofStore {
         Ok(Exported { records: count, unknown })
     }
 
-    /// Merges the outcomes of an exported file into the store (see
+    /// Merges the outcomes of an exported file into the store as from `origin` (see
     /// [`ProofStore::import_facts`]). A file that is not a complete, intact export is refused
     /// whole.
-    pub fn import(&self, path: &Path) -> Result<Imported, StoreError> {
-        self.import_facts(&read_export(path)?)
+    pub fn import(&self, path: &Path, origin: Origin) -> Result<Imported, StoreError> {
+        self.import_facts(&read_export(path)?, origin)
     }
 
     /// Merges outcomes read from an export ([`read_export`]) into the store, for a caller that
@@ -95,13 +97,13 @@ impl ProofStore {
     /// the bound past which nothing is recorded (redb grows its file by doubling), so that an
     /// import never carries the file past that bound; what is left is not imported (`changed`
     /// says how much was).
-    pub fn import_facts(&self, facts: &[(u128, Outcome)]) -> Result<Imported, StoreError> {
+    pub fn import_facts(&self, facts: &[(u128, Outcome)], origin: Origin) -> Result<Imported, StoreError> {
         let mut changed = 0;
         for chunk in facts.chunks(IMPORT_CHUNK) {
             if !self.has_room_for_import() {
                 break;
             }
-            changed += self.record(chunk)? as u64;
+            changed += self.record(chunk, origin)? as u64;
         }
         Ok(Imported { records: facts.len() as u64, changed })
     }
@@ -110,13 +112,13 @@ impl ProofStore {
     /// checker accepts it: each of its positions a win or a loss within its bound (at least 1
     /// ply for a win, 2 for a loss with a move to make), narrowed with what the store holds.
     pub fn import_certificate(&self, path: &Path) -> Result<Imported, StoreError> {
-        self.import_facts(&read_certificate(path)?)
+        self.import_facts(&read_certificate(path)?, Origin::Certificate)
     }
 
     /// Merges the positions a checked certificate proves
     /// ([`shogi4_certificate::proven_positions`]), as [`ProofStore::import_certificate`] does.
     pub fn import_proven(&self, proven: &[shogi4_certificate::Proven]) -> Result<Imported, StoreError> {
-        self.import_facts(&proven_facts(proven))
+        self.import_facts(&proven_facts(proven), Origin::Certificate)
     }
 }
 

@@ -8,13 +8,13 @@
 //! a proven value narrow each other, a deeper unknown replaces a shallower one.
 //!
 //! ```
-//! use shogi4_proofs::ProofStore;
+//! use shogi4_proofs::{Origin, ProofStore};
 //! use shogi4_search::Outcome;
 //! use shogi4_tablebase::Value;
 //!
 //! let dir = tempfile::tempdir().unwrap();
 //! let (store, _) = ProofStore::open(&dir.path().join("proofs.redb")).unwrap();
-//! store.record(&[(42, Outcome::Proven(Value::Win(7)))]).unwrap();
+//! store.record(&[(42, Outcome::Proven(Value::Win(7)))], Origin::Search).unwrap();
 //! assert_eq!(store.get(42).unwrap(), Some(Outcome::Proven(Value::Win(7))));
 //! ```
 
@@ -42,6 +42,47 @@ const TAG_UNKNOWN: u64 = 2;
 const TAG_BOUNDED_WIN: u64 = 3;
 const TAG_BOUNDED_LOSS: u64 = 4;
 const TAG_DRAW: u64 = 5;
+/// The tag's low bits; its top three hold the record's [`Origin`].
+const TAG_BITS: u64 = 0x1F;
+
+/// Where a record came from, in the order of trust: of two proven facts that contradict each
+/// other (one is forged or corrupt), the store keeps the one from the higher origin, and on a
+/// tie the one it holds. A record written before origins were kept reads as
+/// [`Origin::Unrecorded`], the lowest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Origin {
+    /// Written before the store kept origins.
+    Unrecorded = 0,
+    /// Merged from an export by hand (`shogi4 proofs import`): only as good as the file.
+    Import = 1,
+    /// The published export beside the tables (`opening.proofs`), merged at start-up.
+    Published = 2,
+    /// Established by this program's own search.
+    Search = 3,
+    /// Proven by a certificate that the rules-only checker accepted.
+    Certificate = 4,
+}
+
+impl Origin {
+    /// Every origin, lowest trust first.
+    pub const ALL: [Origin; 5] =
+        [Origin::Unrecorded, Origin::Import, Origin::Published, Origin::Search, Origin::Certificate];
+
+    /// Its name, as logs and reports write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Origin::Unrecorded => "unrecorded",
+            Origin::Import => "import",
+            Origin::Published => "published",
+            Origin::Search => "search",
+            Origin::Certificate => "certificate",
+        }
+    }
+
+    fn from_bits(bits: u64) -> Option<Origin> {
+        Origin::ALL.get(usize::try_from(bits).ok()?).copied()
+    }
+}
 
 /// Why the store failed.
 #[derive(Debug)]
@@ -80,7 +121,7 @@ impl shogi4_search::best_first::ProofRecord for ProofStore {
         ProofStore::recall(self, positions)
     }
     fn keep(&self, facts: &[(u128, Outcome)]) -> Result<(), StoreError> {
-        self.record(facts).map(drop)
+        self.record(facts, Origin::Search).map(drop)
     }
 }
 
@@ -163,13 +204,17 @@ pub const CACHE_BYTES: usize = 64 << 20;
 
 /// Reads `table`'s records from `start` on into `facts` until the end (`None`) or damage: then
 /// the key to go on from, past the damaged stretch (`None` when nothing past it reads).
-fn salvage_from(table: &redb::ReadOnlyTable<u128, u64>, start: u128, facts: &mut Vec<(u128, Outcome)>) -> Option<u128> {
+fn salvage_from(
+    table: &redb::ReadOnlyTable<u128, u64>,
+    start: u128,
+    facts: &mut Vec<(u128, Outcome, Origin)>,
+) -> Option<u128> {
     let mut next = start;
     let walked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<(), ()> {
         for entry in table.range(start..).map_err(|_| ())? {
             let (key, record) = entry.map_err(|_| ())?;
             let key = key.value();
-            facts.extend(decode(key, record.value()).map(|outcome| (key, outcome)));
+            facts.extend(decode_record(key, record.value()).map(|(outcome, origin)| (key, outcome, origin)));
             next = key.checked_add(1).ok_or(())?;
         }
         next = u128::MAX;
@@ -303,8 +348,10 @@ pub struct ProofStore {
     path: PathBuf,
     /// The file size past which only proven outcomes are recorded ([`ProofStore::set_cap`]).
     cap: Option<u64>,
-    /// Facts refused because they contradict the record held ([`ProofStore::conflicts`]).
+    /// Facts that contradict the record held ([`ProofStore::conflicts`]).
     conflicts: std::sync::atomic::AtomicU64,
+    /// Of those, the ones that replaced it, being better founded ([`ProofStore::overruled`]).
+    overruled: std::sync::atomic::AtomicU64,
 }
 
 /// Why a database would not open, as far as what to do about it goes.
@@ -397,7 +444,7 @@ impl ProofStore {
             *db = Db::Writable(fresh);
             aside
         };
-        self.record(&[])?;
+        self.record(&[], Origin::Search)?;
         self.create_queue()?;
         let (salvaged, lost) = self.salvage(&aside);
         Ok(Opened::Rebuilt { aside, salvaged, lost })
@@ -421,6 +468,7 @@ impl ProofStore {
             path: path.to_path_buf(),
             cap: None,
             conflicts: Default::default(),
+            overruled: Default::default(),
         })
     }
 
@@ -430,9 +478,10 @@ impl ProofStore {
             path: path.to_path_buf(),
             cap: None,
             conflicts: Default::default(),
+            overruled: Default::default(),
         };
         // Make sure the tables exist, so that readers never see "no such table".
-        store.record(&[])?;
+        store.record(&[], Origin::Search)?;
         store.create_queue()?;
         Ok(store)
     }
@@ -490,7 +539,18 @@ impl ProofStore {
             Ok(())
         };
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut read));
-        let carried: u64 = facts.chunks(10_000).map(|chunk| self.record(chunk).map_or(0, |_| chunk.len() as u64)).sum();
+        // Each record keeps its origin.
+        let carried: u64 = Origin::ALL
+            .iter()
+            .map(|&origin| {
+                let facts: Vec<(u128, Outcome)> =
+                    facts.iter().filter(|fact| fact.2 == origin).map(|&(key, outcome, _)| (key, outcome)).collect();
+                facts
+                    .chunks(10_000)
+                    .map(|chunk| self.record(chunk, origin).map_or(0, |_| chunk.len() as u64))
+                    .sum::<u64>()
+            })
+            .sum();
         (carried, held.map(|held| held.saturating_sub(carried)))
     }
 
@@ -597,13 +657,13 @@ impl ProofStore {
             .collect()
     }
 
-    /// Records outcomes in one atomic commit, keeping for each key the better knowledge.
-    /// Returns how many records changed.
-    pub fn record(&self, facts: &[(u128, Outcome)]) -> Result<usize, StoreError> {
-        guarded(&self.path, || self.write(facts))
+    /// Records outcomes from `origin` in one atomic commit, keeping for each key the better
+    /// knowledge. Returns how many records changed.
+    pub fn record(&self, facts: &[(u128, Outcome)], origin: Origin) -> Result<usize, StoreError> {
+        guarded(&self.path, || self.write(facts, origin))
     }
 
-    fn write(&self, facts: &[(u128, Outcome)]) -> Result<usize, StoreError> {
+    fn write(&self, facts: &[(u128, Outcome)], origin: Origin) -> Result<usize, StoreError> {
         let fullness = self.fullness();
         if fullness == Fullness::Full {
             return Ok(0);
@@ -616,20 +676,32 @@ impl ProofStore {
                 if fullness == Fullness::ProofsOnly && !outcome.is_settled() {
                     continue;
                 }
-                let Some(record) = encode(key, outcome) else { continue };
-                let known = table.get(key).map_err(|e| self.error(e))?.and_then(|r| decode(key, r.value()));
-                // Two statements that cannot both be true: one is forged or corrupt. The record
-                // held stays (nothing tells which is better founded), and the conflict is
-                // counted, never merged into a third statement neither made.
-                if known.is_some_and(|known| known.conflicts(outcome)) {
+                let Some(record) = encode(key, outcome, origin) else { continue };
+                let held = table.get(key).map_err(|e| self.error(e))?.and_then(|r| decode_record(key, r.value()));
+                // Two statements that cannot both be true: one is forged or corrupt. The one
+                // from the better-founded origin stays (the record held, on a tie); the
+                // conflict is counted either way, never merged into a third statement that
+                // neither made.
+                if let Some((_, known_origin)) = held.filter(|(known, _)| known.conflicts(outcome)) {
                     self.conflicts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    if origin > known_origin {
+                        self.overruled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        table.insert(key, record).map_err(|e| self.error(e))?;
+                        changed += 1;
+                    }
                     continue;
                 }
                 // What the two say together (a range narrowed, an unknown deepened); nothing
-                // is written when that is what the store holds already.
+                // is written when that is what the store holds already. A statement that needs
+                // both is only as well founded as the lower of their origins.
+                let known = held.map(|(known, _)| known);
                 let merged = known.map_or(outcome, |known| known.merge(outcome));
                 if Some(merged) != known {
-                    let record = if merged == outcome { record } else { encode(key, merged).unwrap_or(record) };
+                    let merged_origin = match held {
+                        Some((_, known_origin)) if merged != outcome => origin.min(known_origin),
+                        _ => origin,
+                    };
+                    let record = encode(key, merged, merged_origin).unwrap_or(record);
                     table.insert(key, record).map_err(|e| self.error(e))?;
                     changed += 1;
                 }
@@ -644,6 +716,19 @@ impl ProofStore {
     /// corrupt statement, its own or the record's.
     pub fn conflicts(&self) -> u64 {
         self.conflicts.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Of [`ProofStore::conflicts`], the facts that replaced the record they contradict, their
+    /// [`Origin`] being better founded than the record's.
+    pub fn overruled(&self) -> u64 {
+        self.overruled.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The outcome held for `key` and where it came from.
+    pub fn get_with_origin(&self, key: u128) -> Result<Option<(Outcome, Origin)>, StoreError> {
+        let read = self.reader()?;
+        let table = read.open_table(FACTS).map_err(|e| self.error(e))?;
+        Ok(table.get(key).map_err(|e| self.error(e))?.and_then(|record| decode_record(key, record.value())))
     }
 
     /// Records held (damaged ones included).
@@ -752,9 +837,9 @@ fn checksum(key: u128, payload: u64) -> u64 {
     xxhash_rust::xxh3::xxh3_64(&bytes) >> 32
 }
 
-/// `checksum (32 bits) | tag (8) | distance or depth (24)`, a bounded value's two bounds in
-/// 12 bits each (lower, upper); a draw has no distance (0).
-fn encode(key: u128, outcome: Outcome) -> Option<u64> {
+/// `checksum (32 bits) | origin (3) | tag (5) | distance or depth (24)`, a bounded value's two
+/// bounds in 12 bits each (lower, upper); a draw has no distance (0).
+fn encode(key: u128, outcome: Outcome, origin: Origin) -> Option<u64> {
     let payload = match outcome {
         Outcome::Proven(Value::Draw) => TAG_DRAW << 24,
         Outcome::Proven(value) => (TAG_PROVEN << 24) | u64::from(value.dtw()?),
@@ -766,17 +851,24 @@ fn encode(key: u128, outcome: Outcome) -> Option<u64> {
             (tag << 24) | u64::from(at_least) << 12 | u64::from(at_most)
         }
         Outcome::Unknown { no_result_within } => (TAG_UNKNOWN << 24) | u64::from(no_result_within),
-    };
+    } | (origin as u64) << 29;
     Some(checksum(key, payload) << 32 | payload)
 }
 
+/// The outcome a record states, whatever its origin; `None` for damage.
 fn decode(key: u128, record: u64) -> Option<Outcome> {
+    decode_record(key, record).map(|(outcome, _)| outcome)
+}
+
+/// The outcome a record states and its origin; `None` for damage.
+fn decode_record(key: u128, record: u64) -> Option<(Outcome, Origin)> {
     let payload = record & 0xFFFF_FFFF;
     if record >> 32 != checksum(key, payload) {
         return None;
     }
+    let origin = Origin::from_bits(payload >> 29)?;
     let depth = (payload & 0xFF_FFFF) as u32;
-    match payload >> 24 {
+    let outcome = match (payload >> 24) & TAG_BITS {
         TAG_PROVEN => Some(Outcome::Proven(Value::from_dtw(depth))),
         TAG_UNKNOWN => Some(Outcome::Unknown { no_result_within: depth }),
         TAG_DRAW => (depth == 0).then_some(Outcome::Proven(Value::Draw)),
@@ -792,7 +884,8 @@ fn decode(key: u128, record: u64) -> Option<Outcome> {
             })
         }
         _ => None,
-    }
+    }?;
+    Some((outcome, origin))
 }
 
 #[cfg(test)]
@@ -809,12 +902,17 @@ mod tests {
             Outcome::Bounded { win: false, at_least: 0, at_most: 120 },
             Outcome::Proven(Value::Draw),
         ] {
-            let record = encode(99, outcome).unwrap();
-            assert_eq!(decode(99, record), Some(outcome));
-            assert_eq!(decode(98, record), None, "a record is bound to its key");
-            for bit in 0..64 {
-                assert_eq!(decode(99, record ^ (1 << bit)), None, "bit {bit}");
+            for origin in Origin::ALL {
+                let record = encode(99, outcome, origin).unwrap();
+                assert_eq!(decode_record(99, record), Some((outcome, origin)));
+                assert_eq!(decode(98, record), None, "a record is bound to its key");
+                for bit in 0..64 {
+                    assert_eq!(decode(99, record ^ (1 << bit)), None, "bit {bit}");
+                }
             }
+            // A record written before origins were kept (the tag's top bits clear) reads as
+            // of unrecorded origin.
+            assert_eq!(encode(99, outcome, Origin::Unrecorded).unwrap() >> 29 & 7, 0);
         }
     }
 }

@@ -2,7 +2,7 @@
 //! and never believes damage: a file that is not a store is moved aside and replaced, and
 //! bytes overwritten inside a store yield nothing or the truth, never a wrong outcome.
 
-use shogi4_proofs::{Carried, Exported, Imported, Opened, ProofStore};
+use shogi4_proofs::{Carried, Exported, Imported, Opened, Origin, ProofStore};
 use shogi4_search::Outcome;
 use shogi4_tablebase::Value;
 
@@ -26,7 +26,7 @@ fn facts_survive_reopening_and_better_knowledge_wins() {
     {
         let (store, opened) = ProofStore::open(&path).unwrap();
         assert_eq!(opened, Opened::Fine);
-        assert_eq!(store.record(&facts()).unwrap(), 2000);
+        assert_eq!(store.record(&facts(), Origin::Search).unwrap(), 2000);
         assert_eq!(store.verify().unwrap(), (2000, 0), "every record passes its checksum");
     }
     let (store, opened) = ProofStore::open(&path).unwrap();
@@ -35,11 +35,11 @@ fn facts_survive_reopening_and_better_knowledge_wins() {
         assert_eq!(store.get(key).unwrap(), Some(outcome));
     }
     let key = 7;
-    store.record(&[(key, Outcome::Unknown { no_result_within: 9 })]).unwrap();
-    store.record(&[(key, Outcome::Unknown { no_result_within: 5 })]).unwrap();
+    store.record(&[(key, Outcome::Unknown { no_result_within: 9 })], Origin::Search).unwrap();
+    store.record(&[(key, Outcome::Unknown { no_result_within: 5 })], Origin::Search).unwrap();
     assert_eq!(store.get(key).unwrap(), Some(Outcome::Unknown { no_result_within: 9 }));
-    store.record(&[(key, Outcome::Proven(Value::Win(11)))]).unwrap();
-    store.record(&[(key, Outcome::Unknown { no_result_within: 15 })]).unwrap();
+    store.record(&[(key, Outcome::Proven(Value::Win(11)))], Origin::Search).unwrap();
+    store.record(&[(key, Outcome::Unknown { no_result_within: 15 })], Origin::Search).unwrap();
     assert_eq!(store.get(key).unwrap(), Some(Outcome::Proven(Value::Win(11))));
     assert_eq!(store.get(8).unwrap(), None);
 }
@@ -50,7 +50,7 @@ fn a_file_that_was_never_a_store_is_refused_and_left_as_it_is() {
     // path (`--store opening.proofs`): refused, the file untouched, nothing moved aside.
     let dir = tempfile::tempdir().unwrap();
     let (store, _) = ProofStore::open(&dir.path().join("first.redb")).unwrap();
-    store.record(&facts()).unwrap();
+    store.record(&facts(), Origin::Search).unwrap();
     let export = dir.path().join("opening.proofs");
     store.export(&export, Carried::Proofs).unwrap();
     for content in [vec![0xA5u8; 70_000], b"hello\n".to_vec(), std::fs::read(&export).unwrap()] {
@@ -71,7 +71,7 @@ fn a_file_that_was_never_a_store_is_refused_and_left_as_it_is() {
 fn a_database_damaged_past_its_first_bytes_is_moved_aside_not_trusted() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("proofs.redb");
-    ProofStore::open(&path).unwrap().0.record(&facts()).unwrap();
+    ProofStore::open(&path).unwrap().0.record(&facts(), Origin::Search).unwrap();
     // The database's own first bytes kept, everything after them overwritten.
     let mut bytes = std::fs::read(&path).unwrap();
     for b in &mut bytes[9..] {
@@ -88,7 +88,7 @@ fn a_database_damaged_past_its_first_bytes_is_moved_aside_not_trusted() {
 fn overwritten_bytes_never_yield_a_wrong_outcome() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("proofs.redb");
-    ProofStore::open(&path).unwrap().0.record(&facts()).unwrap();
+    ProofStore::open(&path).unwrap().0.record(&facts(), Origin::Search).unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
     // Scribble over a stretch in the middle of the file (pages of the table).
     let middle = bytes.len() / 2;
@@ -109,15 +109,18 @@ fn ranges_of_a_proven_value_narrow_each_other() {
     let dir = tempfile::tempdir().unwrap();
     let (store, _) = ProofStore::open(&dir.path().join("proofs.redb")).unwrap();
     let key = 11;
-    store.record(&[(key, Outcome::Unknown { no_result_within: 18 })]).unwrap();
-    store.record(&[(key, Outcome::Bounded { win: true, at_least: 5, at_most: 61 })]).unwrap();
+    store.record(&[(key, Outcome::Unknown { no_result_within: 18 })], Origin::Search).unwrap();
+    store.record(&[(key, Outcome::Bounded { win: true, at_least: 5, at_most: 61 })], Origin::Search).unwrap();
     // The unknown's depth raises the range's lower bound: no win within 18.
     assert_eq!(store.get(key).unwrap(), Some(Outcome::Bounded { win: true, at_least: 19, at_most: 61 }));
-    store.record(&[(key, Outcome::Bounded { win: true, at_least: 3, at_most: 31 })]).unwrap();
+    store.record(&[(key, Outcome::Bounded { win: true, at_least: 3, at_most: 31 })], Origin::Search).unwrap();
     assert_eq!(store.get(key).unwrap(), Some(Outcome::Bounded { win: true, at_least: 19, at_most: 31 }));
-    assert_eq!(store.record(&[(key, Outcome::Bounded { win: true, at_least: 3, at_most: 61 })]).unwrap(), 0);
+    assert_eq!(
+        store.record(&[(key, Outcome::Bounded { win: true, at_least: 3, at_most: 61 })], Origin::Search).unwrap(),
+        0
+    );
     // Ranges that meet are the exact value.
-    store.record(&[(key, Outcome::Bounded { win: true, at_least: 31, at_most: 33 })]).unwrap();
+    store.record(&[(key, Outcome::Bounded { win: true, at_least: 31, at_most: 33 })], Origin::Search).unwrap();
     assert_eq!(store.get(key).unwrap(), Some(Outcome::Proven(Value::Win(31))));
 }
 
@@ -152,8 +155,8 @@ fn the_queue_is_bounded_deduplicated_ordered_and_survives_reopening() {
 fn an_export_carries_the_proofs_to_another_store_and_damage_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let (first, _) = ProofStore::open(&dir.path().join("first.redb")).unwrap();
-    first.record(&facts()).unwrap();
-    first.record(&[(5, Outcome::Bounded { win: false, at_least: 20, at_most: 60 })]).unwrap();
+    first.record(&facts(), Origin::Search).unwrap();
+    first.record(&[(5, Outcome::Bounded { win: false, at_least: 20, at_most: 60 })], Origin::Search).unwrap();
     let file = dir.path().join("opening.proofs");
     // Unknowns stay behind: two thirds of the facts are proven, and the bounded one.
     let proven = facts().iter().filter(|(_, o)| o.proven_win().is_some()).count() as u64 + 1;
@@ -167,19 +170,19 @@ fn an_export_carries_the_proofs_to_another_store_and_damage_is_refused() {
         Exported { records: all, unknown: all - proven }
     );
     let (third, _) = ProofStore::open(&dir.path().join("third.redb")).unwrap();
-    assert_eq!(third.import(&everything).unwrap(), Imported { records: all, changed: all });
+    assert_eq!(third.import(&everything, Origin::Import).unwrap(), Imported { records: all, changed: all });
     for (key, outcome) in facts() {
         assert_eq!(third.get(key).unwrap(), Some(outcome));
     }
 
     let (second, _) = ProofStore::open(&dir.path().join("second.redb")).unwrap();
-    let imported = second.import(&file).unwrap();
+    let imported = second.import(&file, Origin::Import).unwrap();
     assert_eq!((imported.records, imported.changed), (proven, proven));
     for (key, outcome) in facts().into_iter().chain([(5, Outcome::Bounded { win: false, at_least: 20, at_most: 60 })]) {
         let expected = outcome.proven_win().is_some().then_some(outcome);
         assert_eq!(second.get(key).unwrap(), expected);
     }
-    assert_eq!(second.import(&file).unwrap().changed, 0, "importing again changes nothing");
+    assert_eq!(second.import(&file, Origin::Import).unwrap().changed, 0, "importing again changes nothing");
 
     // A flipped byte anywhere, a truncation, another file: refused whole.
     let bytes = std::fs::read(&file).unwrap();
@@ -188,15 +191,15 @@ fn an_export_carries_the_proofs_to_another_store_and_damage_is_refused() {
         let mut copy = bytes.clone();
         copy[at] ^= 0x10;
         std::fs::write(&damaged, &copy).unwrap();
-        assert!(second.import(&damaged).is_err(), "a flip at {at} was accepted");
+        assert!(second.import(&damaged, Origin::Import).is_err(), "a flip at {at} was accepted");
     }
     std::fs::write(&damaged, &bytes[..bytes.len() - 24]).unwrap();
-    assert!(second.import(&damaged).is_err(), "a truncated file was accepted");
+    assert!(second.import(&damaged, Origin::Import).is_err(), "a truncated file was accepted");
     // Each refusal says which: a file cut inside its header is truncated, a short other file
     // is no export.
     for (content, says) in [(&bytes[..12], "truncated"), (&b"garbage\n"[..], "not a proof export")] {
         std::fs::write(&damaged, content).unwrap();
-        let error = second.import(&damaged).unwrap_err().to_string();
+        let error = second.import(&damaged, Origin::Import).unwrap_err().to_string();
         assert!(error.contains(says), "{error}");
     }
 }
@@ -245,7 +248,7 @@ fn a_second_opener_is_refused_and_the_live_store_untouched() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("proofs.redb");
     let (live, _) = ProofStore::open(&path).unwrap();
-    live.record(&facts()).unwrap();
+    live.record(&facts(), Origin::Search).unwrap();
     let Err(error) = ProofStore::open(&path) else { panic!("a second writer was let in") };
     assert!(matches!(error, shogi4_proofs::StoreError::Locked(..)), "{error}");
     assert!(error.to_string().contains("held by another process, this very process"), "{error}");
@@ -255,21 +258,21 @@ fn a_second_opener_is_refused_and_the_live_store_untouched() {
     for (key, outcome) in facts() {
         assert_eq!(live.get(key).unwrap(), Some(outcome));
     }
-    live.record(&[(1, Outcome::Proven(Value::Win(3)))]).unwrap();
+    live.record(&[(1, Outcome::Proven(Value::Win(3)))], Origin::Search).unwrap();
 }
 
 #[test]
 fn a_read_only_store_is_served_and_never_written() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("proofs.redb");
-    ProofStore::open(&path).unwrap().0.record(&facts()).unwrap();
+    ProofStore::open(&path).unwrap().0.record(&facts(), Origin::Search).unwrap();
     let before = std::fs::read(&path).unwrap();
     let store = ProofStore::open_read_only(&path).unwrap();
     assert!(store.is_read_only());
     for (key, outcome) in facts() {
         assert_eq!(store.get(key).unwrap(), Some(outcome));
     }
-    let refused = store.record(&[(1, Outcome::Proven(Value::Win(3)))]);
+    let refused = store.record(&[(1, Outcome::Proven(Value::Win(3)))], Origin::Search);
     assert!(matches!(refused, Err(shogi4_proofs::StoreError::ReadOnly(_))), "{refused:?}");
     drop(store);
     assert_eq!(std::fs::read(&path).unwrap(), before, "a read-only store was written");
@@ -279,7 +282,7 @@ fn a_read_only_store_is_served_and_never_written() {
 fn a_store_of_20_000_records(path: &std::path::Path) -> (Vec<(u128, Outcome)>, Vec<u8>) {
     let many: Vec<(u128, Outcome)> =
         (1..=20_000u128).map(|k| (k * 7919, Outcome::Unknown { no_result_within: (k % 40) as u32 })).collect();
-    ProofStore::open(path).unwrap().0.record(&many).unwrap();
+    ProofStore::open(path).unwrap().0.record(&many, Origin::Search).unwrap();
     (many, std::fs::read(path).unwrap())
 }
 
@@ -343,7 +346,7 @@ fn a_store_opened_unchecked_is_repaired_in_place_by_its_later_walk() {
                 repaired += 1;
                 assert!(aside.exists());
                 assert_eq!(store.verify().unwrap().1, 0, "round {round}: the new store holds damage");
-                store.record(&[(3, Outcome::Proven(Value::Win(7)))]).unwrap();
+                store.record(&[(3, Outcome::Proven(Value::Win(7)))], Origin::Search).unwrap();
                 assert_eq!(store.get(3).unwrap(), Some(Outcome::Proven(Value::Win(7))));
             }
             Opened::ReadOnly => panic!("round {round}: a writable store became read-only"),
@@ -366,8 +369,8 @@ fn a_proof_answers_for_the_symmetric_forms_of_its_position() {
     // Four distinct keys: the test would pass vacuously otherwise.
     assert_eq!(forms.iter().map(Position::key).collect::<std::collections::HashSet<_>>().len(), 4);
     assert_eq!(store.recall(&forms).unwrap(), vec![None; 4]);
-    store.record(&[(position.mirrored().key(), Outcome::Proven(Value::Win(15)))]).unwrap();
-    store.record(&[(position.flipped().key(), Outcome::Unknown { no_result_within: 9 })]).unwrap();
+    store.record(&[(position.mirrored().key(), Outcome::Proven(Value::Win(15)))], Origin::Search).unwrap();
+    store.record(&[(position.flipped().key(), Outcome::Unknown { no_result_within: 9 })], Origin::Search).unwrap();
     assert_eq!(store.recall(&forms).unwrap(), vec![Some(Outcome::Proven(Value::Win(15))); 4]);
     // Another position is not answered.
     assert_eq!(store.recall(&[Position::start()]).unwrap(), vec![None]);
@@ -379,19 +382,19 @@ fn a_capped_store_keeps_proofs_only_then_stops_growing() {
     let path = dir.path().join("proofs.redb");
     let (mut store, _) = ProofStore::open(&path).unwrap();
     let unknown = |k: u128| (k, Outcome::Unknown { no_result_within: 20 });
-    store.record(&(1..=2_000).map(unknown).collect::<Vec<_>>()).unwrap();
+    store.record(&(1..=2_000).map(unknown).collect::<Vec<_>>(), Origin::Search).unwrap();
     let size = || std::fs::metadata(&path).unwrap().len();
     let cap = size();
     store.set_cap(Some(cap));
     // At the cap: unknowns are refused, proofs kept, nothing queued.
-    assert_eq!(store.record(&[unknown(5_000)]).unwrap(), 0);
+    assert_eq!(store.record(&[unknown(5_000)], Origin::Search).unwrap(), 0);
     assert_eq!(store.get(5_000).unwrap(), None);
-    assert_eq!(store.record(&[(5_001, Outcome::Proven(Value::Win(9)))]).unwrap(), 1);
+    assert_eq!(store.record(&[(5_001, Outcome::Proven(Value::Win(9)))], Origin::Search).unwrap(), 1);
     assert_eq!(store.enqueue(&[(7, "k3/4/4/K3 b C 1")], 0, 1, 100).unwrap(), 0);
     // A flood of proofs: the file stops short of a quarter past the cap (plus one commit).
     for round in 0..200u128 {
         let proofs: Vec<_> = (0..500).map(|i| (10_000 + round * 500 + i, Outcome::Proven(Value::Win(7)))).collect();
-        store.record(&proofs).unwrap();
+        store.record(&proofs, Origin::Search).unwrap();
     }
     assert!(size() <= cap + cap / 4 + (1 << 20), "{} bytes against a cap of {cap}", size());
     assert!(store.len().unwrap() < 2_000 + 100_000, "the flood was not stopped");
@@ -425,7 +428,7 @@ fn a_full_disk_is_survived_and_the_store_recovers_when_space_is_back() {
     let _unmount = Mounted(dir.path().to_path_buf());
     let path = dir.path().join("proofs.redb");
     let (store, _) = ProofStore::open(&path).unwrap();
-    store.record(&facts()).unwrap();
+    store.record(&facts(), Origin::Search).unwrap();
     // Fill what is left of the file system.
     let filler = dir.path().join("filler");
     {
@@ -436,7 +439,7 @@ fn a_full_disk_is_survived_and_the_store_recovers_when_space_is_back() {
     }
     write_until_a_write_fails(&store, 50).expect("the writes never met the full disk");
     // Still full: still failing, and nothing panics.
-    assert!(store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err());
+    assert!(store.record(&[(7, Outcome::Proven(Value::Win(5)))], Origin::Search).is_err());
     std::fs::remove_file(&filler).unwrap();
     takes_writes_again_with_its_records(&store);
 }
@@ -446,7 +449,7 @@ fn write_until_a_write_fails(store: &ProofStore, rounds: u128) -> Option<u128> {
     (0..rounds).find(|&round| {
         let batch: Vec<(u128, Outcome)> =
             (0..5000u128).map(|k| ((round << 40) + k + (1 << 80), Outcome::Proven(Value::Win(3)))).collect();
-        store.record(&batch).is_err()
+        store.record(&batch, Origin::Search).is_err()
     })
 }
 
@@ -454,7 +457,7 @@ fn write_until_a_write_fails(store: &ProofStore, rounds: u128) -> Option<u128> {
 /// writes again, and every record of [`facts`] from before is there.
 fn takes_writes_again_with_its_records(store: &ProofStore) {
     let started = std::time::Instant::now();
-    while store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err() {
+    while store.record(&[(7, Outcome::Proven(Value::Win(5)))], Origin::Search).is_err() {
         assert!(started.elapsed() < std::time::Duration::from_secs(20), "the store never recovered");
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
@@ -496,13 +499,13 @@ fn writes_past_the_file_size_limit_fail_and_the_store_recovers_without_a_restart
     unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
     let path = std::path::Path::new(&dir).join("proofs.redb");
     let (store, _) = ProofStore::open(&path).unwrap();
-    store.record(&facts()).unwrap();
+    store.record(&facts(), Origin::Search).unwrap();
     let size = std::fs::metadata(&path).unwrap().len();
     set_limit(size + (1 << 20));
     let failed_after = write_until_a_write_fails(&store, 200).expect("the writes never met the limit");
     println!("writes failed at the limit: after {failed_after} batches");
     // Still at the limit: still failing, and nothing panics.
-    assert!(store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err());
+    assert!(store.record(&[(7, Outcome::Proven(Value::Win(5)))], Origin::Search).is_err());
     set_limit(libc::RLIM_INFINITY);
     takes_writes_again_with_its_records(&store);
 }
@@ -537,7 +540,7 @@ fn asking_an_empty_queue_writes_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("proofs.redb");
     let (store, _) = ProofStore::open(&path).unwrap();
-    store.record(&facts()).unwrap();
+    store.record(&facts(), Origin::Search).unwrap();
     let before = std::fs::read(&path).unwrap();
     for _ in 0..5 {
         assert!(store.take_queued().unwrap().is_none());
@@ -563,7 +566,7 @@ fn an_import_stops_at_the_cap_within_one_commits_growth() {
     let cap = 4u64 << 20;
     store.set_cap(Some(cap));
     let published = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tables/opening.proofs");
-    let imported = store.import(&published).unwrap();
+    let imported = store.import(&published, Origin::Import).unwrap();
     assert!(imported.records > 100_000, "{} records", imported.records);
     let size = std::fs::metadata(&path).unwrap().len();
     eprintln!("{size} bytes after importing {} records ({} changed)", imported.records, imported.changed);
@@ -613,14 +616,72 @@ fn contradicting_facts_are_counted_and_the_record_held_stays() {
     let (store, _) = ProofStore::open(&dir.path().join("proofs.redb")).unwrap();
     let win = |at_least, at_most| Outcome::won(true, at_least, at_most);
     let loss = |at_least, at_most| Outcome::won(false, at_least, at_most);
-    store.record(&[(1, Outcome::Proven(Value::Win(5))), (2, win(9, 41)), (3, win(9, 41))]).unwrap();
+    store.record(&[(1, Outcome::Proven(Value::Win(5))), (2, win(9, 41)), (3, win(9, 41))], Origin::Search).unwrap();
     assert_eq!(store.conflicts(), 0);
-    let changed = store.record(&[(1, Outcome::Proven(Value::Loss(4))), (2, loss(10, 30)), (3, win(13, 21))]).unwrap();
+    let changed = store
+        .record(&[(1, Outcome::Proven(Value::Loss(4))), (2, loss(10, 30)), (3, win(13, 21))], Origin::Search)
+        .unwrap();
     assert_eq!(store.conflicts(), 2, "a loss against a win, twice");
     assert_eq!(changed, 1, "only the agreeing range narrows its record");
     assert_eq!(store.get(1).unwrap(), Some(Outcome::Proven(Value::Win(5))));
     assert_eq!(store.get(2).unwrap(), Some(win(9, 41)));
     assert_eq!(store.get(3).unwrap(), Some(win(13, 21)));
+}
+
+/// Of two contradicting facts, the one from the better-founded origin is kept (issue #57,
+/// item 3): a search overrules an import, an import does not overrule a search, a tie keeps
+/// the record held; a statement merged from two sources is only as good as the lesser; and
+/// a record from before origins were kept gives way to any source.
+#[test]
+fn a_conflict_goes_to_the_better_founded_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _) = ProofStore::open(&dir.path().join("proofs.redb")).unwrap();
+    let win = |at_least, at_most| Outcome::won(true, at_least, at_most);
+    let forged = Outcome::Proven(Value::Loss(4));
+    store.record(&[(1, forged), (2, win(1, 21)), (3, forged)], Origin::Import).unwrap();
+    store.record(&[(4, forged)], Origin::Unrecorded).unwrap();
+    assert_eq!(store.get_with_origin(1).unwrap(), Some((forged, Origin::Import)));
+
+    // A search meets the forged loss: the search's win replaces it.
+    assert_eq!(store.record(&[(1, Outcome::Proven(Value::Win(3)))], Origin::Search).unwrap(), 1);
+    assert_eq!((store.conflicts(), store.overruled()), (1, 1));
+    assert_eq!(store.get_with_origin(1).unwrap(), Some((Outcome::Proven(Value::Win(3)), Origin::Search)));
+    // The forged loss imported again changes nothing, and is counted.
+    assert_eq!(store.record(&[(1, forged)], Origin::Import).unwrap(), 0);
+    assert_eq!((store.conflicts(), store.overruled()), (2, 1));
+    assert_eq!(store.get(1).unwrap(), Some(Outcome::Proven(Value::Win(3))));
+    // Between equals, the record held stays.
+    assert_eq!(store.record(&[(3, Outcome::Proven(Value::Win(7)))], Origin::Import).unwrap(), 0);
+    assert_eq!(store.get_with_origin(3).unwrap(), Some((forged, Origin::Import)));
+    // Two ranges that agree narrow each other; the narrowed range rests on both.
+    store.record(&[(2, win(5, 41))], Origin::Search).unwrap();
+    assert_eq!(store.get_with_origin(2).unwrap(), Some((win(5, 21), Origin::Import)));
+    // An exact value needs only its own source.
+    store.record(&[(2, Outcome::Proven(Value::Win(9)))], Origin::Search).unwrap();
+    assert_eq!(store.get_with_origin(2).unwrap(), Some((Outcome::Proven(Value::Win(9)), Origin::Search)));
+    // A record of unknown origin gives way even to an import.
+    store.record(&[(4, Outcome::Proven(Value::Win(11)))], Origin::Import).unwrap();
+    assert_eq!(store.get_with_origin(4).unwrap(), Some((Outcome::Proven(Value::Win(11)), Origin::Import)));
+    // A certificate's fact overrules the search itself.
+    store.record(&[(1, Outcome::Proven(Value::Loss(6)))], Origin::Certificate).unwrap();
+    assert_eq!(store.get_with_origin(1).unwrap(), Some((Outcome::Proven(Value::Loss(6)), Origin::Certificate)));
+    assert_eq!((store.conflicts(), store.overruled()), (5, 3));
+}
+
+/// An export says nothing of its records' origins: the same facts from other origins give the
+/// same bytes (those of a store written before origins were kept).
+#[test]
+fn exports_carry_no_origin() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut exports = Vec::new();
+    for origin in Origin::ALL {
+        let (store, _) = ProofStore::open(&dir.path().join(format!("{}.redb", origin.name()))).unwrap();
+        store.record(&facts(), origin).unwrap();
+        let file = dir.path().join(format!("{}.proofs", origin.name()));
+        store.export(&file, Carried::Everything).unwrap();
+        exports.push(std::fs::read(&file).unwrap());
+    }
+    assert!(exports.windows(2).all(|pair| pair[0] == pair[1]));
 }
 
 /// A store left as after a crash opens read-only (issue #57, item 2): the repair a reader may
@@ -632,7 +693,7 @@ fn a_store_left_unclosed_opens_read_only_without_being_written() {
     if let Some(path) = std::env::var_os(CHILD) {
         // The child: records, then ends without closing the store, as a crash would.
         let (store, _) = ProofStore::open(std::path::Path::new(&path)).unwrap();
-        store.record(&facts()).unwrap();
+        store.record(&facts(), Origin::Search).unwrap();
         std::process::exit(0);
     }
     let dir = tempfile::tempdir().unwrap();
@@ -648,7 +709,10 @@ fn a_store_left_unclosed_opens_read_only_without_being_written() {
     for (key, outcome) in facts() {
         assert_eq!(store.get(key).unwrap(), Some(outcome));
     }
-    assert!(store.record(&[(7, Outcome::Proven(Value::Win(5)))]).is_err(), "a read-only store took a write");
+    assert!(
+        store.record(&[(7, Outcome::Proven(Value::Win(5)))], Origin::Search).is_err(),
+        "a read-only store took a write"
+    );
     drop(store);
     assert_eq!(std::fs::read(&path).unwrap(), before, "the file was written");
 }

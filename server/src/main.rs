@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use clap::Parser;
 use shogi4_answer::{Certified, CERTIFICATES};
 use shogi4_engine::Material;
-use shogi4_proofs::{Opened, ProofStore};
+use shogi4_proofs::{Opened, Origin, ProofStore};
 use shogi4_server::config::{Config, LogFormat, StartError};
 use shogi4_server::search::SearchService;
 use shogi4_server::serve::serve;
@@ -190,7 +190,7 @@ fn check_and_merge(search: &SearchService, store_path: Option<&std::path::Path>,
     }
     let published = tables.join(OPENING_PROOFS);
     if let Some(store) = writable.filter(|_| published.exists()) {
-        match store.import(&published) {
+        match store.import(&published, Origin::Published) {
             Ok(imported) => tracing::info!(file = %published.display(), records = imported.records,
                 changed = imported.changed, "published proofs merged into the store"),
             Err(error) => tracing::warn!(%error, "published proofs not merged"),

@@ -10,7 +10,7 @@ use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
-use shogi4_proofs::ProofStore;
+use shogi4_proofs::{Origin, ProofStore};
 use shogi4_search::Outcome;
 
 /// Facts of one search, by position key.
@@ -122,15 +122,21 @@ impl Drop for Recorder {
 }
 
 fn commit(store: &ProofStore, health: &StoreHealth, facts: &[(u128, Outcome)]) {
-    let conflicts = store.conflicts();
-    match store.record(facts) {
+    let (conflicts, overruled) = (store.conflicts(), store.overruled());
+    match store.record(facts, Origin::Search) {
         Ok(_) => health.fine(),
         Err(error) => health.failed(&error, "proof store unwritable; results are kept in memory only"),
     }
-    let refused = store.conflicts() - conflicts;
-    if refused > 0 {
-        metrics::counter!("proof_conflicts_total", "at" => "record").increment(refused);
-        tracing::warn!(refused, "results contradict the proof store's records; the records kept");
+    let (conflicts, overruled) = (store.conflicts() - conflicts, store.overruled() - overruled);
+    if conflicts > 0 {
+        metrics::counter!("proof_conflicts_total", "at" => "record").increment(conflicts);
+        metrics::counter!("proof_conflicts_overruled_total").increment(overruled);
+        tracing::warn!(
+            conflicts,
+            overruled,
+            "search results contradict the proof store's records: those of a lesser origin (an import, the \
+             published export) replaced, the others kept"
+        );
     }
 }
 

@@ -845,7 +845,7 @@ fn a_forged_store_cannot_overrule_a_certificate() {
         let (store, _) = shogi4_proofs::ProofStore::open(&store_path).unwrap();
         let mut forged = vec![(after.key(), Outcome::Proven(Value::Loss(4)))];
         forged.extend(after.successors().map(|(_, child)| (child.key(), Outcome::Proven(Value::Win(3)))));
-        store.record(&forged).unwrap();
+        store.record(&forged, shogi4_proofs::Origin::Import).unwrap();
     }
     let mut args: Vec<std::ffi::OsString> =
         ["--bind", "127.0.0.1:0", "--no-solve", "--rate-limit", "0"].map(Into::into).into();
@@ -875,6 +875,13 @@ fn a_forged_store_cannot_overrule_a_certificate() {
         text
     };
     assert!(metrics.contains("proof_conflicts_total"), "conflicts not counted");
+    // In the store itself, the certificate's win (merged at start-up) replaced the imported
+    // forgery, a certificate being the better-founded origin (a search may narrow it since).
+    drop(server);
+    let (store, _) = shogi4_proofs::ProofStore::open(&store_path).unwrap();
+    let (outcome, origin) = store.get_with_origin(after.key()).unwrap().expect("a record");
+    assert!(origin > shogi4_proofs::Origin::Import, "{outcome:?} from {origin:?}");
+    assert!(outcome.conflicts(Outcome::Proven(Value::Loss(4))), "{outcome:?}");
 }
 
 /// A flood of unreadable `GET /probe` is neither free nor written to the log line by line:

@@ -8,7 +8,7 @@ use std::path::Path;
 use shogi4_answer::{Certified, Knowledge, Searcher, CERTIFICATES};
 use shogi4_api::{MainlineResponse, ProbeResponse};
 use shogi4_engine::Position;
-use shogi4_proofs::{Opened, ProofStore};
+use shogi4_proofs::{Opened, Origin, ProofStore};
 use shogi4_search::{Analysis, Limits, Outcome, Recall};
 use shogi4_tablebase::{ProbeError, Tablebase};
 
@@ -237,7 +237,7 @@ fn known(store: &Option<ProofStore>) -> &(dyn Recall + Sync) {
 /// process holds it).
 fn record(store: Option<&ProofStore>, facts: &[(u128, Outcome)]) -> Result<(), CliError> {
     if let Some(store) = store.filter(|store| !store.is_read_only()) {
-        store.record(facts)?;
+        store.record(facts, Origin::Search)?;
     }
     Ok(())
 }

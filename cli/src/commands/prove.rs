@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use shogi4_api::cli::{ProofsExported, ProofsImported, ProveReport, StartNumbers};
-use shogi4_proofs::{Carried, Exported, Imported, Opened, ProofStore, StoreError};
+use shogi4_proofs::{Carried, Exported, Imported, Opened, Origin, ProofStore, StoreError};
 use shogi4_search::best_first::{BestFirst, INFINITE};
 use shogi4_search::{Limits, Outcome, Search};
 use shogi4_tablebase::Value;
@@ -240,12 +240,12 @@ pub fn export(store_path: &Path, file: &Path, carried: Carried, json: bool) -> R
 pub fn import(store_path: &Path, file: &Path, json: bool) -> Result<(), CliError> {
     // The file is read and checked whole before the store is opened, so that a refused file
     // leaves no new, empty store behind.
-    let facts = match shogi4_proofs::is_certificate(file) {
-        true => shogi4_proofs::read_certificate(file)?,
-        false => shogi4_proofs::read_export(file)?,
+    let (facts, origin) = match shogi4_proofs::is_certificate(file) {
+        true => (shogi4_proofs::read_certificate(file)?, Origin::Certificate),
+        false => (shogi4_proofs::read_export(file)?, Origin::Import),
     };
     let (store, _) = ProofStore::open(store_path)?;
-    let Imported { records, changed } = store.import_facts(&facts)?;
+    let Imported { records, changed } = store.import_facts(&facts, origin)?;
     if json {
         super::print_json(&ProofsImported { records, changed });
     } else {
