@@ -210,7 +210,7 @@ fn salvage_from(
     facts: &mut Vec<(u128, Outcome, Origin)>,
 ) -> Option<u128> {
     let mut next = start;
-    let walked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<(), ()> {
+    let walked = quietly(|| -> Result<(), ()> {
         for entry in table.range(start..).map_err(|_| ())? {
             let (key, record) = entry.map_err(|_| ())?;
             let key = key.value();
@@ -219,7 +219,7 @@ fn salvage_from(
         }
         next = u128::MAX;
         Ok(())
-    }));
+    });
     match walked {
         Ok(Ok(())) => None,
         _ if next == u128::MAX => None,
@@ -233,10 +233,10 @@ fn salvage_from(
 /// its end in at most 128 reads.
 fn readable_after(table: &redb::ReadOnlyTable<u128, u64>, from: u128) -> Option<u128> {
     let reads = |start: u128| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| match table.range(start..) {
+        quietly(|| match table.range(start..) {
             Ok(mut range) => range.next().is_none_or(|first| first.is_ok()),
             Err(_) => false,
-        }))
+        })
         .unwrap_or(false)
     };
     if reads(from) {
@@ -538,7 +538,7 @@ impl ProofStore {
             }
             Ok(())
         };
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(&mut read));
+        let _ = quietly(&mut read);
         // Each record keeps its origin.
         let carried: u64 = Origin::ALL
             .iter()
@@ -759,11 +759,36 @@ impl ProofStore {
     }
 }
 
+/// Runs `operation`, catching a panic without printing it. The database meets some damage
+/// with a panic, and salvage expects them: finding where a damaged stretch ends takes up to
+/// 128 reads that may each panic. A panic hook, installed once, stays silent for a thread
+/// inside this call and hands every other panic to the hook that was there before.
+fn quietly<T>(operation: impl FnOnce() -> T) -> std::thread::Result<T> {
+    use std::cell::Cell;
+    thread_local!(static QUIET: Cell<bool> = const { Cell::new(false) });
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let before = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                before(info)
+            }
+        }));
+    });
+    let was = QUIET.with(|quiet| quiet.replace(true));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(operation));
+    QUIET.with(|quiet| quiet.set(was));
+    result
+}
+
 /// Runs a database operation, turning a panic inside the database (some damage is met with
-/// one, not an error) into an error: damage must never take the service down.
+/// one, not an error) into an error that carries its message, printed nowhere else: damage
+/// must never take the service down.
 fn guarded<T>(path: &Path, operation: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(operation)).unwrap_or_else(|_| {
-        Err(StoreError::Database(path.to_path_buf(), "the database failed on damaged data".to_string()))
+    quietly(operation).unwrap_or_else(|panic| {
+        let said = panic.downcast_ref::<&str>().copied().or(panic.downcast_ref::<String>().map(String::as_str));
+        let why = format!("the database failed on damaged data ({})", said.unwrap_or("no message"));
+        Err(StoreError::Database(path.to_path_buf(), why))
     })
 }
 

@@ -606,6 +606,39 @@ fn salvage_walks_past_a_damaged_page() {
     assert!(worst >= 19_000, "{worst} of 20,000 at worst");
 }
 
+/// Salvage prints nothing of the panics it expects from the damaged pages (the database meets
+/// some damage with a panic): before, each of up to 128 reads per damaged stretch printed its
+/// panic to standard error (65 for this store). Run in a child process, whose standard error
+/// is read whole.
+#[test]
+fn salvage_prints_no_panic() {
+    const CHILD: &str = "SHOGI4_QUIET_SALVAGE_CHILD";
+    if let Some(path) = std::env::var_os(CHILD) {
+        let path = std::path::Path::new(&path);
+        let (_, bytes) = a_store_of_20_000_records(path);
+        let mut rebuilt = 0;
+        for round in 0..5 {
+            std::fs::write(path, scribbled(&bytes, round)).unwrap();
+            let (store, opened) = ProofStore::open(path).unwrap();
+            rebuilt += u32::from(matches!(opened, Opened::Rebuilt { .. }));
+            drop(store);
+            std::fs::remove_file(path).unwrap();
+        }
+        println!("rebuilt {rebuilt}");
+        std::process::exit(0);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["salvage_prints_no_panic", "--exact", "--test-threads", "1", "--nocapture"])
+        .env(CHILD, dir.path().join("proofs.redb"))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&output.stdout), String::from_utf8_lossy(&output.stderr));
+    assert!(output.status.success(), "{stderr}");
+    assert!(stdout.contains("rebuilt 4") || stdout.contains("rebuilt 5"), "{stdout}");
+    assert!(!stderr.contains("panicked"), "{} panics printed:\n{stderr}", stderr.matches("panicked").count());
+}
+
 /// Two proven facts that disagree are a conflict (issue #57, item 3): the record held stays,
 /// the contradicting fact is counted, and nothing merges them into a statement neither made.
 /// On the build before, a bounded win and a bounded loss of one position merged into a win
