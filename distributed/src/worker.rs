@@ -27,17 +27,6 @@ use crate::share::{Partition, Scanned, Share};
 use crate::time::Time;
 use crate::{ClusterError, Event, Finished, Job, LevelSummary, Topology};
 
-/// A worker's statistics on the wire.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-struct WireStatistics {
-    positions: u64,
-    wins: u64,
-    losses: u64,
-    draws: u64,
-    max_dtw: u32,
-    histogram: Vec<u64>,
-}
-
 /// What a worker tells every worker at the end of a round.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 struct Note {
@@ -54,7 +43,7 @@ struct Note {
     /// Levels this worker can resume from (the first round only).
     restorable: Vec<u32>,
     /// Its share's statistics and overflow entries (before the table is written).
-    statistics: Option<WireStatistics>,
+    statistics: Option<Statistics>,
     overflow: Vec<(u64, u32)>,
     /// Why this worker failed, if it did: every worker then stops.
     problem: Option<String>,
@@ -228,15 +217,6 @@ struct Place {
     per_process: usize,
 }
 
-fn wire(statistics: Statistics) -> WireStatistics {
-    let Statistics { positions, wins, losses, draws, max_dtw, histogram } = statistics;
-    WireStatistics { positions, wins, losses, draws, max_dtw, histogram }
-}
-
-fn unwire(w: WireStatistics) -> Statistics {
-    let WireStatistics { positions, wins, losses, draws, max_dtw, histogram } = w;
-    Statistics { positions, wins, losses, draws, max_dtw, histogram }
-}
 
 fn solve_worker(worker: &mut Worker, job: &Job, place: Place) -> Result<Option<Finished>, ClusterError> {
     let mut run = Run::new(worker, job, place);
@@ -474,7 +454,7 @@ impl<'w, 'j> Run<'w, 'j> {
         {
             let mut share = self.share.borrow_mut();
             share.settle();
-            closing.statistics = Some(wire(Statistics::of_values(&share.state, &share.overflow)));
+            closing.statistics = Some(Statistics::of_values(&share.state, &share.overflow));
             closing.overflow = share.overflow.clone();
         }
         let notes = self.round(closing)?;
@@ -484,7 +464,7 @@ impl<'w, 'j> Run<'w, 'j> {
             let mut statistics = Statistics::default();
             let mut overflow = Vec::new();
             for n in notes {
-                statistics.merge(&unwire(n.statistics.unwrap_or_default()));
+                statistics.merge(&n.statistics.unwrap_or_default());
                 overflow.extend(n.overflow);
             }
             overflow.sort_unstable();

@@ -105,6 +105,7 @@ use layout::{HISTOGRAM as FIXED_HEADER, OVERFLOW_ENTRY};
 /// Win/loss/draw statistics of a solved closed game, in the published convention (both sides
 /// to move, no symmetry folding: every slot counts 4 positions).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Statistics {
     /// All positions.
     pub positions: u64,
