@@ -217,7 +217,6 @@ struct Place {
     per_process: usize,
 }
 
-
 fn solve_worker(worker: &mut Worker, job: &Job, place: Place) -> Result<Option<Finished>, ClusterError> {
     let mut run = Run::new(worker, job, place);
     let resumed_after = run.agree_on_resume()?;
