@@ -3,18 +3,20 @@
 # (no tables, no proof store: the engine alone) against a Fairy-Stockfish binary that plays
 # Shogi4, paired openings with colours swapped, refereed by our rules (an illegal move forfeits).
 #
-#   scripts/match-fairy.sh FAIRY_STOCKFISH [PAIRS] [LIMIT] [JOBS]
+#   scripts/match-fairy.sh FAIRY_STOCKFISH [PAIRS] [LIMIT] [JOBS] [LEVEL]
 #
 # FAIRY_STOCKFISH must know the friendly jump (upstream Fairy-Stockfish does not: it needs the
 # seed author's small patch, which adds a `friendlyJump` variant option; see
 # docs/measurements.md, "Against Fairy-Stockfish"). The variant's configuration is written
 # here. PAIRS (default 100), LIMIT a move's budget as `100ms` (default; node budgets are not
-# comparable between the two engines), JOBS games at once (default 1). Both sides get one
-# thread and 64 MiB of hash. Prints our engine's Elo against it with a 95% interval.
+# comparable between the two engines), JOBS games at once (default 1), LEVEL: only openings
+# our engine scores within ±LEVEL centipawns (default: every opening; see
+# play/examples/match.rs). Both sides get one thread and 64 MiB of hash. Prints our engine's
+# Elo against it with a 95% interval.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fairy=${1:?usage: scripts/match-fairy.sh FAIRY_STOCKFISH [PAIRS] [LIMIT] [JOBS]}
-pairs=${2:-100}; limit=${3:-100ms}; jobs=${4:-1}
+fairy=${1:?usage: scripts/match-fairy.sh FAIRY_STOCKFISH [PAIRS] [LIMIT] [JOBS] [LEVEL]}
+pairs=${2:-100}; limit=${3:-100ms}; jobs=${4:-1}; level=${5:-}
 fairy=$(realpath "$fairy")
 
 work=$(mktemp -d)
@@ -63,4 +65,4 @@ cp target/release/shogi4 "$work/ours"
 echo "A: shogi4 uci (working tree, the engine alone); B: $fairy"
 target/release/examples/match "$work/ours uci --tables /nonexistent" \
     "$fairy;;setoption name VariantPath value $work/shogi4.ini;;setoption name UCI_Variant value shogi4;;setoption name Hash value 64" \
-    "$pairs" "$limit" "$jobs"
+    "$pairs" "$limit" "$jobs" ${level:+"$level"}

@@ -2,11 +2,13 @@
 //! options, or another engine that speaks Fairy-Stockfish's `shogi4` UCI), refereed by the
 //! rules of `shogi4-engine`, with its result as Elo and a 95% interval.
 //!
-//! `cargo run --release -p shogi4-play --example match -- 'CMD A' 'CMD B' [PAIRS] [LIMIT] [JOBS]`
+//! `cargo run --release -p shogi4-play --example match -- 'CMD A' 'CMD B' [PAIRS] [LIMIT] [JOBS] [LEVEL]`
 //!
 //! `LIMIT` is what each move gets: `200ms` (`go movetime`) or `20000n` (`go nodes`); default
 //! `100ms`. Openings are the lines of four plies from the start after which neither royal is
-//! attacked, a different one for each pair; each is
+//! attacked, a different one for each pair; with `LEVEL` (centipawns), only those that this
+//! crate's engine scores within ±`LEVEL` for the side to move after 100,000 nodes, so that
+//! fewer pairs are decided by the opening alone. Each is
 //! played twice with the colours swapped (a pair), so neither side profits from an opening
 //! that favours one colour. A game ends at a royal capture, when the side to move has no legal
 //! move, at a position's third occurrence (a draw) or after 200 plies (a draw). A command is
@@ -18,6 +20,8 @@ use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use shogi4_engine::{Played, Position};
+use shogi4_play::{Engine as Searcher, Limits};
+use shogi4_search::Cancel;
 
 /// The longest game.
 const MAX_PLIES: usize = 200;
@@ -156,6 +160,20 @@ fn openings() -> Vec<Vec<String>> {
     (0..count).map(|i| lines[(i * stride) % count].1.clone()).collect()
 }
 
+/// Whether the engine scores the position after `line` within ±`level` centipawns (a mate
+/// score never is).
+fn is_level(line: &[String], level: i32) -> bool {
+    let mut position = Position::start();
+    for text in line {
+        let mv = position.parse_move(text).expect("an opening of legal moves");
+        let Ok(Played::Position(next)) = position.play(mv) else { return false };
+        position = next;
+    }
+    let limits = Limits { nodes: Some(100_000), ..Limits::default() };
+    let analysis = Searcher::new(16).search(&position, &[], &limits, &(), &Cancel::default(), |_| {});
+    analysis.score().is_some_and(|score| score.abs() <= level)
+}
+
 fn gcd(a: usize, b: usize) -> usize {
     if b == 0 {
         a
@@ -173,12 +191,13 @@ fn elo(share: f64) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [a, b, ..] = &args[..] else {
-        eprintln!("usage: match 'CMD A' 'CMD B' [PAIRS] [LIMIT] [JOBS]");
+        eprintln!("usage: match 'CMD A' 'CMD B' [PAIRS] [LIMIT] [JOBS] [LEVEL]");
         std::process::exit(2);
     };
     let pairs: usize = args.get(2).and_then(|x| x.parse().ok()).unwrap_or(32);
     let limit = args.get(3).map_or("100ms", |s| s.as_str());
     let jobs: usize = args.get(4).and_then(|x| x.parse().ok()).unwrap_or(1).max(1);
+    let level: Option<i32> = args.get(5).and_then(|x| x.parse().ok());
     let go = if let Some(ms) = limit.strip_suffix("ms") {
         format!("go movetime {ms}")
     } else if let Some(n) = limit.strip_suffix('n') {
@@ -187,7 +206,12 @@ fn main() {
         eprintln!("LIMIT is like 200ms or 20000n");
         std::process::exit(2);
     };
-    let openings = openings();
+    let mut openings = openings();
+    if let Some(level) = level {
+        let all = openings.len();
+        openings.retain(|line| is_level(line, level));
+        eprintln!("{} of {all} openings within ±{level} centipawns", openings.len());
+    }
     let results: Vec<(f64, f64, usize)> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..jobs)
             .map(|job| {
