@@ -160,9 +160,9 @@ fn openings() -> Vec<Vec<String>> {
     (0..count).map(|i| lines[(i * stride) % count].1.clone()).collect()
 }
 
-/// Whether the engine scores the position after `line` within ±`level` centipawns (a mate
-/// score never is).
-fn is_level(line: &[String], level: i32) -> bool {
+/// Whether `searcher` scores the position after `line` within ±`level` centipawns (a mate
+/// score never is). One searcher scores every opening, its table cleared for each.
+fn is_level(searcher: &Searcher, line: &[String], level: i32) -> bool {
     let mut position = Position::start();
     for text in line {
         let mv = position.parse_move(text).expect("an opening of legal moves");
@@ -170,7 +170,8 @@ fn is_level(line: &[String], level: i32) -> bool {
         position = next;
     }
     let limits = Limits { nodes: Some(100_000), ..Limits::default() };
-    let analysis = Searcher::new(16).search(&position, &[], &limits, &(), &Cancel::default(), |_| {});
+    searcher.clear();
+    let analysis = searcher.search(&position, &[], &limits, &(), &Cancel::default(), |_| {});
     analysis.score().is_some_and(|score| score.abs() <= level)
 }
 
@@ -209,7 +210,8 @@ fn main() {
     let mut openings = openings();
     if let Some(level) = level {
         let all = openings.len();
-        openings.retain(|line| is_level(line, level));
+        let searcher = Searcher::new(16);
+        openings.retain(|line| is_level(&searcher, line, level));
         eprintln!("{} of {all} openings within ±{level} centipawns", openings.len());
     }
     let results: Vec<(f64, f64, usize)> = std::thread::scope(|scope| {
