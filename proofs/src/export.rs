@@ -66,8 +66,9 @@ impl ProofStore {
             let (key, record) = (key.value(), record.value());
             let Some(outcome) = decode(key, record) else { continue };
             let proven = outcome.is_settled();
-            let Some(record) = encode(key, outcome, Origin::Unrecorded) else { continue };
             if proven || carried == Carried::Everything {
+                // The record less its origin: what was decoded, encoded again.
+                let Some(record) = encode(key, outcome, Origin::Unrecorded) else { continue };
                 body.extend_from_slice(&key.to_le_bytes());
                 body.extend_from_slice(&record.to_le_bytes());
                 count += 1;
