@@ -540,16 +540,9 @@ impl ProofStore {
         };
         let _ = quietly(&mut read);
         // Each record keeps its origin.
-        let carried: u64 = Origin::ALL
-            .iter()
-            .map(|&origin| {
-                let facts: Vec<(u128, Outcome)> =
-                    facts.iter().filter(|fact| fact.2 == origin).map(|&(key, outcome, _)| (key, outcome)).collect();
-                facts
-                    .chunks(10_000)
-                    .map(|chunk| self.record(chunk, origin).map_or(0, |_| chunk.len() as u64))
-                    .sum::<u64>()
-            })
+        let carried: u64 = facts
+            .chunks(10_000)
+            .map(|chunk| guarded(&self.path, || self.write(chunk.iter().copied())).map_or(0, |_| chunk.len() as u64))
             .sum();
         (carried, held.map(|held| held.saturating_sub(carried)))
     }
@@ -660,10 +653,12 @@ impl ProofStore {
     /// Records outcomes from `origin` in one atomic commit, keeping for each key the better
     /// knowledge. Returns how many records changed.
     pub fn record(&self, facts: &[(u128, Outcome)], origin: Origin) -> Result<usize, StoreError> {
-        guarded(&self.path, || self.write(facts, origin))
+        guarded(&self.path, || self.write(facts.iter().map(|&(key, outcome)| (key, outcome, origin))))
     }
 
-    fn write(&self, facts: &[(u128, Outcome)], origin: Origin) -> Result<usize, StoreError> {
+    /// Records outcomes, each from its own origin, in one atomic commit (see
+    /// [`ProofStore::record`]).
+    fn write(&self, facts: impl Iterator<Item = (u128, Outcome, Origin)>) -> Result<usize, StoreError> {
         let fullness = self.fullness();
         if fullness == Fullness::Full {
             return Ok(0);
@@ -672,7 +667,7 @@ impl ProofStore {
         let mut changed = 0;
         {
             let mut table = write.open_table(FACTS).map_err(|e| self.error(e))?;
-            for &(key, outcome) in facts {
+            for (key, outcome, origin) in facts {
                 if fullness == Fullness::ProofsOnly && !outcome.is_settled() {
                     continue;
                 }
@@ -697,11 +692,12 @@ impl ProofStore {
                 let known = held.map(|(known, _)| known);
                 let merged = known.map_or(outcome, |known| known.merge(outcome));
                 if Some(merged) != known {
-                    let merged_origin = match held {
-                        Some((_, known_origin)) if merged != outcome => origin.min(known_origin),
-                        _ => origin,
+                    let record = match held {
+                        Some((_, known_origin)) if merged != outcome => {
+                            encode(key, merged, origin.min(known_origin)).unwrap_or(record)
+                        }
+                        _ => record,
                     };
-                    let record = encode(key, merged, merged_origin).unwrap_or(record);
                     table.insert(key, record).map_err(|e| self.error(e))?;
                     changed += 1;
                 }
@@ -711,9 +707,9 @@ impl ProofStore {
         Ok(changed)
     }
 
-    /// Facts this handle refused to record since it was opened because they contradict what
-    /// the store holds (a win against a loss, ranges that do not meet): each one a forged or
-    /// corrupt statement, its own or the record's.
+    /// Facts that contradicted what the store held since this handle was opened (a win against
+    /// a loss, ranges that do not meet): each one a forged or corrupt statement, its own or the
+    /// record's. [`ProofStore::overruled`] counts those that replaced the record.
     pub fn conflicts(&self) -> u64 {
         self.conflicts.load(std::sync::atomic::Ordering::Relaxed)
     }
