@@ -435,9 +435,11 @@ impl Position {
         cover
     }
 
-    /// The squares `color`'s pieces can move onto (or capture on), wherever they stand.
+    /// The squares `color`'s pieces can step or jump onto, wherever they stand: squares of
+    /// the opponent's pieces they could capture, empty squares, and squares of `color`'s own
+    /// pieces, which they guard.
     #[inline]
-    fn reach(&self, color: Color) -> Bitboard {
+    pub fn reach(&self, color: Color) -> Bitboard {
         let pieces = self.occupied[color];
         let mut reach = Bitboard::EMPTY;
         for from in pieces {

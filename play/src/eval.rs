@@ -4,7 +4,10 @@
 //! A linear model over a few hundred features, each seen from the side to move (its pieces
 //! count +1, the opponent's −1 on the same feature seen from the opponent's side): material on
 //! the board by kind and promotion, pieces in hand, piece-square terms, pieces next to each
-//! royal, and whether the side to move's royal is threatened. The weights are log-odds that
+//! royal, whether the side to move's royal is threatened, and what each side's pieces reach:
+//! pieces left unguarded where the other side can capture them, squares next to each royal
+//! that the other side reaches, mobility, and empty squares next to a royal where the other
+//! side could drop a piece. The weights are log-odds that
 //! the side to move wins, fitted by logistic regression to proven outcomes
 //! (`examples/train_eval.rs`), and [`evaluate`] scales them by
 //! [`CENTIPAWNS_PER_LOGIT`]. The model only orders and
@@ -26,8 +29,20 @@ const ROYAL_ATTACKERS: usize = PLACEMENT + STATES * 16;
 const ROYAL_GUARDS: usize = ROYAL_ATTACKERS + 1;
 const THREATENED: usize = ROYAL_GUARDS + 1;
 const TEMPO: usize = THREATENED + 1;
+/// Pieces the other side can capture and their own side does not guard, by state (a royal
+/// counted so is a threatened one): the side to move's, then the opponent's.
+const HANGING: usize = TEMPO + 1;
+/// Squares next to a royal that the other side reaches: the side to move's royal, then the
+/// opponent's.
+const ROYAL_ZONE: usize = HANGING + 2 * STATES;
+/// Squares a side's pieces reach that do not hold its own pieces, in eighths: the side to
+/// move's, then the opponent's.
+const MOBILITY: usize = ROYAL_ZONE + 2;
+/// Empty squares next to the other side's royal, where a side holding a piece could drop it:
+/// for the side to move, then the opponent.
+const DROP_ZONE: usize = MOBILITY + 2;
 /// How many features the model has.
-pub const FEATURES: usize = TEMPO + 1;
+pub const FEATURES: usize = DROP_ZONE + 2;
 
 /// A piece's state index: 0 for the royal, 1–4 for C, F, R, T, 5–8 promoted.
 #[inline]
@@ -79,6 +94,29 @@ pub fn features(position: &Position, mut visit: impl FnMut(usize, f32)) {
         visit(THREATENED, 1.0);
     }
     visit(TEMPO, 1.0);
+    // What each side's pieces reach: the side to move's slot first, the opponent's second.
+    let reach = [position.reach(us), position.reach(!us)];
+    for (side, color) in [us, !us].into_iter().enumerate() {
+        let (own, other) = (reach[side], reach[1 - side]);
+        let pieces = position.occupied_by(color);
+        for square in pieces & other & !own {
+            if let Some(piece) = position.piece_at(square) {
+                visit(HANGING + side * STATES + state(piece.kind, piece.promoted), 1.0);
+            }
+        }
+        let zone = position.royal(color).neighbors();
+        let pressed = (zone & other).count();
+        if pressed > 0 {
+            visit(ROYAL_ZONE + side, pressed as f32);
+        }
+        visit(MOBILITY + side, (own & !pieces).count() as f32 / 8.0);
+        if !position.hand(color).is_empty() {
+            let open = (position.royal(!color).neighbors() & !position.occupied()).count();
+            if open > 0 {
+                visit(DROP_ZONE + side, open as f32);
+            }
+        }
+    }
 }
 
 /// The model's log-odds that the side to move wins, under the given weights.
@@ -111,6 +149,26 @@ mod tests {
             let position = Position::parse(sfen).unwrap();
             assert_eq!(evaluate(&position), evaluate(&position.flipped()), "{sfen}");
         }
+    }
+
+    #[test]
+    fn unguarded_pieces_under_attack_are_seen_on_both_sides() {
+        let hanging = |sfen: &str| {
+            let mut seen = Vec::new();
+            features(&Position::parse(sfen).unwrap(), |feature, value| {
+                if (HANGING..ROYAL_ZONE).contains(&feature) {
+                    seen.push((feature - HANGING, value));
+                }
+            });
+            seen
+        };
+        let fox = state(Kind::Fox, false);
+        let carp = state(Kind::Carp, false);
+        // The second player's Carp on c2 attacks the Fox on c1, which nothing guards, and the
+        // Fox attacks the Carp, which nothing guards either.
+        assert_eq!(hanging("3k/4/2c1/K1F1 b - 1"), vec![(fox, 1.0), (STATES + carp, 1.0)]);
+        // With the Royal on b1 beside it, the Fox is guarded.
+        assert_eq!(hanging("3k/4/2c1/1KF1 b - 1"), vec![(STATES + carp, 1.0)]);
     }
 
     #[test]

@@ -95,12 +95,39 @@ pub struct Pruning {
     pub reverse_futility: bool,
     /// Null move: a node that stays above beta after passing cuts.
     pub null_move: bool,
+    /// Threat extension: a move that threatens the opponent's royal is searched a ply deeper.
+    pub threat_extension: bool,
+    /// Move-count pruning: near the horizon, quiet moves late in the order are not searched.
+    pub move_count_pruning: bool,
+    /// Futility: near the horizon, quiet moves of a node whose evaluation is far below alpha
+    /// are not searched.
+    pub futility: bool,
 }
 
 impl Default for Pruning {
     fn default() -> Self {
-        Pruning { late_move_reductions: true, reverse_futility: true, null_move: false }
+        Pruning {
+            late_move_reductions: true,
+            reverse_futility: true,
+            null_move: false,
+            threat_extension: false,
+            move_count_pruning: false,
+            futility: false,
+        }
     }
+}
+
+impl Pruning {
+    /// Each switch's name (as UCI options name it) and its field, so that a front end lists
+    /// and sets them all from one place.
+    pub const SWITCHES: [(&'static str, fn(&mut Pruning) -> &mut bool); 6] = [
+        ("LateMoveReductions", |p| &mut p.late_move_reductions),
+        ("ReverseFutility", |p| &mut p.reverse_futility),
+        ("NullMove", |p| &mut p.null_move),
+        ("ThreatExtension", |p| &mut p.threat_extension),
+        ("MoveCountPruning", |p| &mut p.move_count_pruning),
+        ("Futility", |p| &mut p.futility),
+    ];
 }
 
 /// One line of the result: a root move, its score and the line the search expects.
@@ -494,8 +521,9 @@ impl<'a> Worker<'a> {
         }
         let threatened = position.threatens_royal();
         let pruning = self.shared.limits.pruning;
+        let mut eval = None;
         if !pv_node && !threatened && ply > 0 {
-            let eval = evaluate(position);
+            let eval = *eval.insert(evaluate(position));
             if pruning.reverse_futility && depth <= 3 && eval - 150 * depth >= beta && beta.abs() < MATE_BOUND {
                 return eval;
             }
@@ -523,30 +551,38 @@ impl<'a> Worker<'a> {
             if ply == 0 && self.excluded.contains(&mv) {
                 continue;
             }
+            let quiet = captured(position, mv).is_none() && !mv.promotes();
+            // Near the horizon, a quiet move that threatens nothing is passed over late in
+            // the order, or where the evaluation is far below alpha; never the first move,
+            // nor while every move so far loses.
+            if quiet && searched > 0 && best > -MATE_BOUND && depth <= 3 {
+                let late = pruning.move_count_pruning && quiets_tried.len() >= (3 + depth * depth) as usize;
+                let futile = pruning.futility && eval.is_some_and(|e| e + 100 + 150 * depth <= alpha);
+                if (late || futile) && !position.threatens_after(mv) {
+                    quiets_tried.push(mv);
+                    continue;
+                }
+            }
             let child = position.play_unchecked(mv);
             let child_key = position.key_after(key, mv);
-            let quiet = captured(position, mv).is_none() && !mv.promotes();
+            let checks = child.threatens_royal();
+            let extension = i32::from(pruning.threat_extension && checks && ply < 2 * self.iteration as usize);
             self.path.push(child_key);
             let mut score;
             if searched == 0 {
-                score = -self.search(&child, child_key, depth - 1, ply + 1, -beta, -alpha, pv_node);
+                score = -self.search(&child, child_key, depth - 1 + extension, ply + 1, -beta, -alpha, pv_node);
             } else {
                 let mut reduction = 0;
-                if pruning.late_move_reductions
-                    && depth >= 3
-                    && index >= 3
-                    && quiet
-                    && !threatened
-                    && !child.threatens_royal()
-                {
+                if pruning.late_move_reductions && depth >= 3 && index >= 3 && quiet && !threatened && !checks {
                     reduction = 1 + i32::from(depth >= 6 && index >= 8);
                 }
-                score = -self.search(&child, child_key, depth - 1 - reduction, ply + 1, -alpha - 1, -alpha, false);
+                let full = depth - 1 + extension;
+                score = -self.search(&child, child_key, full - reduction, ply + 1, -alpha - 1, -alpha, false);
                 if score > alpha && reduction > 0 {
-                    score = -self.search(&child, child_key, depth - 1, ply + 1, -alpha - 1, -alpha, false);
+                    score = -self.search(&child, child_key, full, ply + 1, -alpha - 1, -alpha, false);
                 }
                 if score > alpha && score < beta {
-                    score = -self.search(&child, child_key, depth - 1, ply + 1, -beta, -alpha, true);
+                    score = -self.search(&child, child_key, full, ply + 1, -beta, -alpha, true);
                 }
             }
             self.path.pop();

@@ -63,13 +63,9 @@ pub fn run(oracle: Arc<dyn Oracle + Send>) -> std::io::Result<()> {
                 say(&format!("option name Hash type spin default {DEFAULT_HASH_MB} min 1 max {MAX_HASH_MB}"));
                 say(&format!("option name Threads type spin default 1 min 1 max {MAX_THREADS}"));
                 say(&format!("option name MultiPV type spin default 1 min 1 max {MAX_LINES}"));
-                let defaults = Pruning::default();
-                for (name, on) in [
-                    ("LateMoveReductions", defaults.late_move_reductions),
-                    ("ReverseFutility", defaults.reverse_futility),
-                    ("NullMove", defaults.null_move),
-                ] {
-                    say(&format!("option name {name} type check default {on}"));
+                let mut defaults = Pruning::default();
+                for (name, field) in Pruning::SWITCHES {
+                    say(&format!("option name {name} type check default {}", field(&mut defaults)));
                 }
                 say("uciok");
             }
@@ -101,21 +97,10 @@ pub fn run(oracle: Arc<dyn Oracle + Send>) -> std::io::Result<()> {
                         Ok(n) => lines = n,
                         Err(e) => say(&format!("info string error: MultiPV: {e}")),
                     },
-                    Ok((name @ ("latemovereductions" | "reversefutility" | "nullmove"), value)) => {
-                        let on = match value {
-                            "true" => true,
-                            "false" => false,
-                            _ => {
-                                say(&format!("info string error: {name}: {value:?} is not true or false"));
-                                continue;
-                            }
-                        };
-                        match name {
-                            "latemovereductions" => pruning.late_move_reductions = on,
-                            "reversefutility" => pruning.reverse_futility = on,
-                            _ => pruning.null_move = on,
-                        }
-                    }
+                    Ok((name, value)) if switch(name).is_some() => match (switch(name), value) {
+                        (Some(field), "true" | "false") => *field(&mut pruning) = value == "true",
+                        _ => say(&format!("info string error: {name}: {value:?} is not true or false")),
+                    },
                     Ok(("uci_variant", value)) if value.eq_ignore_ascii_case("shogi4") => {}
                     Ok(("uci_variant", value)) => {
                         say(&format!("info string error: variant {value:?} is not played here; only shogi4"))
@@ -198,11 +183,19 @@ fn set_option<'a>(args: &[&'a str]) -> Result<(&'static str, &'a str), String> {
     }
     let value = value_at.and_then(|v| args.get(v + 1)).copied().unwrap_or("");
     let name = name.join(" ").to_ascii_lowercase();
-    let known = ["hash", "threads", "multipv", "uci_variant", "latemovereductions", "reversefutility", "nullmove"];
-    match known.iter().find(|&&k| k == name) {
-        Some(&k) => Ok((k, value)),
+    let known = ["hash", "threads", "multipv", "uci_variant"];
+    if let Some(&k) = known.iter().find(|&&k| k == name) {
+        return Ok((k, value));
+    }
+    match Pruning::SWITCHES.iter().find(|(k, _)| k.eq_ignore_ascii_case(&name)) {
+        Some(&(k, _)) => Ok((k, value)),
         None => Err(format!("no option {name:?}")),
     }
+}
+
+/// The field of the pruning switch named `name` (as [`Pruning::SWITCHES`] spells it).
+fn switch(name: &str) -> Option<fn(&mut Pruning) -> &mut bool> {
+    Pruning::SWITCHES.iter().find(|(k, _)| *k == name).map(|&(_, field)| field)
 }
 
 fn parse_in(value: &str, low: usize, high: usize) -> Result<usize, String> {
