@@ -31,4 +31,4 @@ mod search;
 mod table;
 
 pub use guide::EngineGuide;
-pub use search::{Analysis, Engine, Limits, Line, Oracle, Progress, Pruning, Recalled};
+pub use search::{Analysis, Engine, Limits, Line, Oracle, Progress, Pruning, Recalled, Switch};

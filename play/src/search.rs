@@ -117,10 +117,13 @@ impl Default for Pruning {
     }
 }
 
+/// A pruning switch: its name and its field.
+pub type Switch = (&'static str, fn(&mut Pruning) -> &mut bool);
+
 impl Pruning {
     /// Each switch's name (as UCI options name it) and its field, so that a front end lists
     /// and sets them all from one place.
-    pub const SWITCHES: [(&'static str, fn(&mut Pruning) -> &mut bool); 6] = [
+    pub const SWITCHES: [Switch; 6] = [
         ("LateMoveReductions", |p| &mut p.late_move_reductions),
         ("ReverseFutility", |p| &mut p.reverse_futility),
         ("NullMove", |p| &mut p.null_move),
