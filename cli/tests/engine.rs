@@ -69,6 +69,9 @@ fn uci_plays_fairy_stockfish_notation_and_survives_bad_input() {
         "position startpos moves c1b2 zz9 b4c3",
         "setoption name Hash value 0",
         "setoption name Nonsense value 1",
+        // Pruning switches are named in any case; a value other than true or false is refused.
+        "setoption name movecountpruning value true",
+        "setoption name Futility value maybe",
         "bogus",
         "isready",
         // The position before the bad move stood: the second player moves after c1b2.
@@ -79,10 +82,14 @@ fn uci_plays_fairy_stockfish_notation_and_survives_bad_input() {
     assert!(quit_cleanly, "{lines:#?}");
     assert!(lines.contains(&"uciok".to_string()) && lines.contains(&"readyok".to_string()));
     assert!(lines.iter().any(|l| l == "option name UCI_Variant type combo default shogi4 var shogi4"));
+    for (name, _) in shogi4_play::Pruning::SWITCHES {
+        assert!(lines.iter().any(|l| l.starts_with(&format!("option name {name} type check default "))), "{name}");
+    }
     assert_eq!(bestmove(&lines, 0), "b3a4");
     assert!(lines.iter().any(|l| l.starts_with("info depth 1 ") && l.contains("score mate 1")), "{lines:#?}");
     let errors: Vec<&String> = lines.iter().filter(|l| l.starts_with("info string error:")).collect();
-    assert_eq!(errors.len(), 5, "{errors:#?}");
+    assert_eq!(errors.len(), 6, "{errors:#?}");
+    assert!(errors.iter().any(|e| e.contains("Futility: \"maybe\"")), "{errors:#?}");
     assert!(errors[0].contains("nonsense") && errors[1].contains("zz9"), "{errors:#?}");
     // Each best move is legal where it was asked: after c1b2 (the move before the bad one),
     // then after c1b2 c4c3 b2c3.

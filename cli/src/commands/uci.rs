@@ -97,15 +97,15 @@ pub fn run(oracle: Arc<dyn Oracle + Send>) -> std::io::Result<()> {
                         Ok(n) => lines = n,
                         Err(e) => say(&format!("info string error: MultiPV: {e}")),
                     },
-                    Ok((name, value)) if switch(name).is_some() => match (switch(name), value) {
-                        (Some(field), "true" | "false") => *field(&mut pruning) = value == "true",
-                        _ => say(&format!("info string error: {name}: {value:?} is not true or false")),
-                    },
                     Ok(("uci_variant", value)) if value.eq_ignore_ascii_case("shogi4") => {}
                     Ok(("uci_variant", value)) => {
                         say(&format!("info string error: variant {value:?} is not played here; only shogi4"))
                     }
-                    Ok((name, _)) => say(&format!("info string error: no option {name:?}")),
+                    Ok((name, value)) => match (switch(name), value) {
+                        (Some(field), "true" | "false") => *field(&mut pruning) = value == "true",
+                        (Some(_), _) => say(&format!("info string error: {name}: {value:?} is not true or false")),
+                        (None, _) => say(&format!("info string error: no option {name:?}")),
+                    },
                     Err(e) => say(&format!("info string error: {e}")),
                 }
             }
