@@ -90,12 +90,13 @@ pub fn features(position: &Position, mut visit: impl FnMut(usize, f32)) {
             visit(ROYAL_GUARDS, sign(color) * guards as f32);
         }
     }
-    if position.threatens_royal() {
+    // What each side's pieces reach: the side to move's slot first, the opponent's second.
+    // The side to move's royal is threatened where the opponent reaches its square.
+    let reach = [position.reach(us), position.reach(!us)];
+    if reach[1].contains(position.royal(us)) {
         visit(THREATENED, 1.0);
     }
     visit(TEMPO, 1.0);
-    // What each side's pieces reach: the side to move's slot first, the opponent's second.
-    let reach = [position.reach(us), position.reach(!us)];
     for (side, color) in [us, !us].into_iter().enumerate() {
         let (own, other) = (reach[side], reach[1 - side]);
         let pieces = position.occupied_by(color);

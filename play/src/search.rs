@@ -568,15 +568,21 @@ impl<'a> Worker<'a> {
             }
             let child = position.play_unchecked(mv);
             let child_key = position.key_after(key, mv);
-            let checks = child.threatens_royal();
-            let extension = i32::from(pruning.threat_extension && checks && ply < 2 * self.iteration as usize);
+            let extension =
+                i32::from(pruning.threat_extension && ply < 2 * self.iteration as usize && child.threatens_royal());
             self.path.push(child_key);
             let mut score;
             if searched == 0 {
                 score = -self.search(&child, child_key, depth - 1 + extension, ply + 1, -beta, -alpha, pv_node);
             } else {
                 let mut reduction = 0;
-                if pruning.late_move_reductions && depth >= 3 && index >= 3 && quiet && !threatened && !checks {
+                if pruning.late_move_reductions
+                    && depth >= 3
+                    && index >= 3
+                    && quiet
+                    && !threatened
+                    && !child.threatens_royal()
+                {
                     reduction = 1 + i32::from(depth >= 6 && index >= 8);
                 }
                 let full = depth - 1 + extension;
