@@ -291,6 +291,11 @@ enum Command {
         /// as they are, e.g. those of the moves of the position; repeatable.
         #[arg(long = "with", requires = "store")]
         with: Vec<PathBuf>,
+        /// With `--store`: a folder where each leaf's certificate is kept as it is found, and
+        /// whose certificates seed the assembly (a long assembly resumes); `open.txt` in it
+        /// names the leaves no search certified.
+        #[arg(long, requires = "store")]
+        leaves: Option<PathBuf>,
     },
     /// Check a proof certificate by the rules alone (no search, no store, no table): every
     /// loser's move answered, every winner's move legal, every line ending in a royal capture,
@@ -548,7 +553,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 }
             }
         }
-        Command::Certify { pos, out, ms, nodes, table_mb, store, with } => {
+        Command::Certify { pos, out, ms, nodes, table_mb, store, with, leaves } => {
             let limits = shogi4_search::Limits {
                 time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
                 ..shogi4_search::Limits::nodes(nodes)
@@ -556,7 +561,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
             let budget = commands::probe::SearchBudget { limits, table_bytes: table_mb << 20 };
             match store {
                 None => commands::certify::certify(&pos, &out, &budget, json),
-                Some(store) => commands::certify::assemble(&pos, &out, &store, &with, &budget, json),
+                Some(store) => commands::certify::assemble(&pos, &out, &store, &with, leaves.as_deref(), &budget, json),
             }
         }
         Command::VerifyProof { file } => commands::certify::verify_proof(&file, json),

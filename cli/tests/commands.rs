@@ -533,6 +533,44 @@ fn a_certified_steered_run_is_certified_from_its_store_alone() {
         !from_plain.status.success(),
         "the uncertified store was spelt out without searching: the test shows nothing"
     );
+    // The same assembly resumed from a folder of kept leaves: each pass names in `open.txt`
+    // the leaves it could not certify, each is then certified on its own into the folder,
+    // until a pass needs nothing more.
+    let leaves = path("leaves");
+    std::fs::create_dir(&leaves).unwrap();
+    let mut passes = 0;
+    let mut certified_alone = 0;
+    loop {
+        passes += 1;
+        let pass = shogi4(&[
+            "certify",
+            &sfen,
+            "--store",
+            &path("plain.redb"),
+            "--ms",
+            "0",
+            "--nodes",
+            "1",
+            "--leaves",
+            &leaves,
+            "--out",
+            &path("resumed.s4cert"),
+        ]);
+        if pass.status.success() {
+            break;
+        }
+        assert!(passes < 20, "no certificate after {passes} passes: {}", String::from_utf8_lossy(&pass.stderr));
+        let open = std::fs::read_to_string(dir.path().join("leaves/open.txt")).unwrap();
+        assert!(!open.is_empty(), "a pass failed and named no leaf");
+        for leaf in open.lines() {
+            certified_alone += 1;
+            let out = format!("{leaves}/alone-{certified_alone}.s4cert");
+            let alone = shogi4(&["certify", leaf, "--ms", "60000", "--out", &out]);
+            assert!(alone.status.success(), "{leaf}: {}", String::from_utf8_lossy(&alone.stderr));
+        }
+    }
+    assert!(passes >= 2 && certified_alone >= 1, "{passes} passes, {certified_alone} leaves certified alone");
+    assert!(shogi4(&["verify-proof", &path("resumed.s4cert")]).status.success());
 }
 
 #[test]

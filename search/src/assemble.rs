@@ -131,6 +131,8 @@ pub struct Assembler<'a> {
     pub walked: u64,
     /// Told (walked, searched, failed) every 20 leaf searches.
     progress: Box<dyn FnMut(u64, u64, u64) + 'a>,
+    /// Told each leaf searched and its certificate, if one was found.
+    leaves: Box<dyn FnMut(&Position, Option<&Certificate>) + 'a>,
 }
 
 impl<'a> Assembler<'a> {
@@ -151,6 +153,7 @@ impl<'a> Assembler<'a> {
             failed: 0,
             walked: 0,
             progress: Box::new(|_, _, _| {}),
+            leaves: Box::new(|_, _| {}),
         }
     }
 
@@ -167,6 +170,13 @@ impl<'a> Assembler<'a> {
     /// Calls `progress` with (walked, searched, failed) every 20 leaf searches.
     pub fn with_progress(mut self, progress: impl FnMut(u64, u64, u64) + 'a) -> Self {
         self.progress = Box::new(progress);
+        self
+    }
+
+    /// Calls `leaves` with each leaf searched and its certificate, or `None` where no search
+    /// certified it: what a later assembly may be seeded with, and what is left to prove.
+    pub fn with_leaves(mut self, leaves: impl FnMut(&Position, Option<&Certificate>) + 'a) -> Self {
+        self.leaves = Box::new(leaves);
         self
     }
 
@@ -258,6 +268,7 @@ impl<'a> Assembler<'a> {
     fn by_search(&mut self, position: &Position) -> Option<u32> {
         self.searched += 1;
         let sub = self.source.certify(position).filter(|c| c.get(position).is_some());
+        (self.leaves)(position, sub.as_ref());
         if self.searched.is_multiple_of(20) {
             (self.progress)(self.walked, self.searched, self.failed);
         }

@@ -1,7 +1,7 @@
 //! `shogi4 certify` and `shogi4 verify-proof`: a proven position's certificate, written by
 //! the search, and checked by the rules alone (`shogi4-certificate`, which knows no search).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use shogi4_api::{Category, CertificateReport};
 use shogi4_certificate::{verify, Certificate, Verdict};
@@ -13,11 +13,15 @@ use crate::error::{parse_position, CliError};
 /// Assembles the certificate of `pos` from the proof store at `store_path`
 /// (`shogi4_search::assemble`): the store's proven positions walked from the root, each leaf
 /// it cannot spell out certified by a search within `budget`; checked before it is written.
+/// With `leaves`, each leaf's certificate is kept in that folder as it is found (and those
+/// already there seed the walk), and the leaves no search certified are listed in its
+/// `open.txt`: a long assembly resumes, and what is left to prove is named.
 pub fn assemble(
     pos: &str,
     out: &Path,
     store_path: &Path,
-    with: &[std::path::PathBuf],
+    with: &[PathBuf],
+    leaves: Option<&Path>,
     budget: &SearchBudget,
     json: bool,
 ) -> Result<(), CliError> {
@@ -39,11 +43,22 @@ pub fn assemble(
             CliError::Certificate(format!("{}: the store proves no value of it or of its moves", position.to_sfen()))
         })?;
     // Each given certificate is checked by the rules before its tree is used.
+    let mut files = Vec::new();
+    for path in with.iter().map(PathBuf::as_path).chain(leaves) {
+        files.extend(certificate_files(path)?);
+    }
     let mut seeds = Vec::new();
-    for file in with {
+    for file in &files {
         let (bytes, _) = read_checked(file)?;
         seeds.push(Certificate::parse(&bytes).map_err(|e| CliError::Certificate(format!("{}: {e}", file.display())))?);
     }
+    let mut open_leaves = match leaves {
+        Some(folder) => Some(
+            std::fs::File::create(folder.join(OPEN_LEAVES))
+                .map_err(|e| CliError::Certificate(format!("{}: {e}", folder.display())))?,
+        ),
+        None => None,
+    };
     let mut search = budget.search()?;
     let started = std::time::Instant::now();
     // The walk recurses along the proof's lines, which may run to hundreds of plies.
@@ -60,6 +75,11 @@ pub fn assemble(
                 )
                 .with_progress(|walked, searched, failed| {
                     eprintln!("shogi4: {walked} positions walked, {searched} leaves searched, {failed} not certified");
+                })
+                .with_leaves(|leaf, certificate| {
+                    if let Err(e) = keep_leaf(leaves, open_leaves.as_mut(), leaf, certificate) {
+                        eprintln!("shogi4: {e}");
+                    }
                 });
                 for seed in &seeds {
                     assembler.seed(seed);
@@ -81,6 +101,48 @@ pub fn assemble(
         ))
     })?;
     write_checked(&certificate, out, json)
+}
+
+/// The file, in a folder of kept leaves, that names the leaves no search certified.
+const OPEN_LEAVES: &str = "open.txt";
+
+/// `path` if a file, else the certificates (`*.s4cert`) in the folder `path`, in name order.
+fn certificate_files(path: &Path) -> Result<Vec<PathBuf>, CliError> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let failed = |e: std::io::Error| CliError::Certificate(format!("{}: {e}", path.display()));
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(path).map_err(failed)? {
+        let file = entry.map_err(failed)?.path();
+        if file.extension().is_some_and(|ext| ext == "s4cert") {
+            files.push(file);
+        }
+    }
+    files.sort();
+    Ok(files)
+}
+
+/// Keeps a leaf's certificate in `folder` (checked first; named by the leaf's key), or names
+/// the leaf in `open` where no search certified it.
+fn keep_leaf(
+    folder: Option<&Path>,
+    open: Option<&mut std::fs::File>,
+    leaf: &shogi4_engine::Position,
+    certificate: Option<&Certificate>,
+) -> Result<(), String> {
+    use std::io::Write;
+    let Some(folder) = folder else { return Ok(()) };
+    match (certificate, open) {
+        (Some(certificate), _) => {
+            let bytes = certificate.to_bytes();
+            verify(&bytes).map_err(|e| format!("a leaf's certificate fails: {e}"))?;
+            let file = folder.join(format!("{:032x}.s4cert", leaf.key()));
+            shogi4_tablebase::write_atomically(&file, &[&bytes]).map_err(|e| format!("{}: {e}", file.display()))
+        }
+        (None, Some(open)) => writeln!(open, "{}", leaf.to_sfen()).map_err(|e| format!("{OPEN_LEAVES}: {e}")),
+        (None, None) => Ok(()),
+    }
 }
 
 /// Proves `pos` within `budget` and writes its certificate to `out`, checked before it is
