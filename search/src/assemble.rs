@@ -133,6 +133,13 @@ pub struct Assembler<'a> {
     progress: Box<dyn FnMut(u64, u64, u64) + 'a>,
     /// Told each leaf searched and its certificate, if one was found.
     leaves: Box<dyn FnMut(&Position, Option<&Certificate>) + 'a>,
+    /// Whether the walk keeps to one proof and lists its open leaves (see
+    /// [`Assembler::with_leaves`]).
+    frontier: bool,
+    /// Leaves no search certified, not searched again where the walk meets them again.
+    uncertified: HashSet<u128>,
+    /// Times the walk met a leaf it could not certify (again or for the first time).
+    setbacks: u64,
 }
 
 impl<'a> Assembler<'a> {
@@ -154,6 +161,9 @@ impl<'a> Assembler<'a> {
             walked: 0,
             progress: Box::new(|_, _, _| {}),
             leaves: Box::new(|_, _| {}),
+            frontier: false,
+            uncertified: HashSet::new(),
+            setbacks: 0,
         }
     }
 
@@ -175,8 +185,17 @@ impl<'a> Assembler<'a> {
 
     /// Calls `leaves` with each leaf searched and its certificate, or `None` where no search
     /// certified it: what a later assembly may be seeded with, and what is left to prove.
+    ///
+    /// The walk then keeps to one proof and names its whole frontier: at a loser's position
+    /// every reply is walked even after one has failed, and a winner's position whose move
+    /// failed because a leaf below could not be certified neither tries another move nor is
+    /// searched itself (a search there, above a leaf that failed, would be harder still). So
+    /// the leaves named as failed are those of one proof, each worth proving on its own before
+    /// the next pass; a move that fails only by coming back to the current line still gives
+    /// way to the next.
     pub fn with_leaves(mut self, leaves: impl FnMut(&Position, Option<&Certificate>) + 'a) -> Self {
         self.leaves = Box::new(leaves);
+        self.frontier = true;
         self
     }
 
@@ -223,9 +242,13 @@ impl<'a> Assembler<'a> {
             .collect();
         candidates.sort_by_key(|&(_, at_most)| at_most);
         let mut found = None;
+        let setbacks_before = self.setbacks;
         for (index, _) in candidates {
             if let Some(bound) = self.loser(&children[index]) {
                 found = Some((index, bound + 1));
+                break;
+            }
+            if self.frontier && self.setbacks > setbacks_before {
                 break;
             }
         }
@@ -233,6 +256,9 @@ impl<'a> Assembler<'a> {
         if let Some((index, bound)) = found {
             let entry = Entry { move_index: u8::try_from(index).ok()?, bound: u16::try_from(bound).ok()? };
             return Some(self.keep(position, entry));
+        }
+        if self.frontier && self.setbacks > setbacks_before {
+            return None;
         }
         self.by_search(position)
     }
@@ -255,7 +281,9 @@ impl<'a> Assembler<'a> {
                 Some(bound) => slowest = Some(slowest.unwrap_or(0).max(bound)),
                 None => {
                     whole = false;
-                    break;
+                    if !self.frontier {
+                        break;
+                    }
                 }
             }
         }
@@ -266,6 +294,10 @@ impl<'a> Assembler<'a> {
     /// A winner's position the source cannot spell out: certified by its fallback, the tree
     /// merged in (entry by entry, the smaller bound kept).
     fn by_search(&mut self, position: &Position) -> Option<u32> {
+        if self.uncertified.contains(&position.key()) {
+            self.setbacks += 1;
+            return None;
+        }
         self.searched += 1;
         let sub = self.source.certify(position).filter(|c| c.get(position).is_some());
         (self.leaves)(position, sub.as_ref());
@@ -274,6 +306,8 @@ impl<'a> Assembler<'a> {
         }
         let Some(sub) = sub else {
             self.failed += 1;
+            self.setbacks += 1;
+            self.uncertified.insert(position.key());
             return None;
         };
         self.seed(&sub);
