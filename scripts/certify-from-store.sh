@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pos=$1 store=$2 dir=$3 out=$4
-leaf_ms=${5:-10000} leaf_minutes=${6:-40} passes=${7:-10} table_mb=${8:-2048}
+leaf_ms=${5:-2000} leaf_minutes=${6:-40} passes=${7:-10} table_mb=${8:-2048}
 cargo build --quiet --release -p shogi4-cli
 shogi4=target/release/shogi4
 mkdir -p "$dir/stores"
