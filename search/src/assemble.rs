@@ -116,6 +116,9 @@ impl Source for Tabled<'_, '_> {
     }
 }
 
+/// What is told of each leaf searched: the leaf, and its certificate if one was found.
+type LeafReport<'a> = dyn FnMut(&Position, Option<&Certificate>) + 'a;
+
 /// How a certificate is assembled, and what it took.
 pub struct Assembler<'a> {
     source: Box<dyn Source + 'a>,
@@ -132,7 +135,7 @@ pub struct Assembler<'a> {
     /// Told (walked, searched, failed) every 20 leaf searches.
     progress: Box<dyn FnMut(u64, u64, u64) + 'a>,
     /// Told each leaf searched and its certificate, if one was found.
-    leaves: Box<dyn FnMut(&Position, Option<&Certificate>) + 'a>,
+    leaves: Box<LeafReport<'a>>,
     /// Whether the walk keeps to one proof and lists its open leaves (see
     /// [`Assembler::with_leaves`]).
     frontier: bool,
