@@ -45,7 +45,7 @@ pub fn assemble(
     // Each given certificate is checked by the rules before its tree is used.
     let mut files = Vec::new();
     for path in with.iter().map(PathBuf::as_path).chain(leaves) {
-        files.extend(certificate_files(path)?);
+        files.extend(certificate_files(path));
     }
     let mut seeds = Vec::new();
     for file in &files {
@@ -107,20 +107,12 @@ pub fn assemble(
 const OPEN_LEAVES: &str = "open.txt";
 
 /// `path` if a file, else the certificates (`*.s4cert`) in the folder `path`, in name order.
-fn certificate_files(path: &Path) -> Result<Vec<PathBuf>, CliError> {
-    if !path.is_dir() {
-        return Ok(vec![path.to_path_buf()]);
+fn certificate_files(path: &Path) -> Vec<PathBuf> {
+    if path.is_dir() {
+        shogi4_answer::certificate_files(path)
+    } else {
+        vec![path.to_path_buf()]
     }
-    let failed = |e: std::io::Error| CliError::Certificate(format!("{}: {e}", path.display()));
-    let mut files = Vec::new();
-    for entry in std::fs::read_dir(path).map_err(failed)? {
-        let file = entry.map_err(failed)?.path();
-        if file.extension().is_some_and(|ext| ext == "s4cert") {
-            files.push(file);
-        }
-    }
-    files.sort();
-    Ok(files)
 }
 
 /// Keeps a leaf's certificate in `folder` (checked first; named by the leaf's key), or names
