@@ -128,8 +128,6 @@ pub struct Assembler<'a> {
     path: HashSet<u128>,
     /// Leaves certified by the source's fallback (or tried).
     pub searched: u64,
-    /// Leaves no search could certify within the budget.
-    pub failed: u64,
     /// Positions walked from the record.
     pub walked: u64,
     /// Told (walked, searched, failed) every 20 leaf searches.
@@ -139,7 +137,8 @@ pub struct Assembler<'a> {
     /// Whether the walk keeps to one proof and lists its open leaves (see
     /// [`Assembler::with_leaves`]).
     frontier: bool,
-    /// Leaves no search certified, not searched again where the walk meets them again.
+    /// Leaves no search could certify within the budget, not searched again where the walk
+    /// meets them again.
     uncertified: HashSet<u128>,
     /// Times the walk met a leaf it could not certify (again or for the first time).
     setbacks: u64,
@@ -160,7 +159,6 @@ impl<'a> Assembler<'a> {
             root_wins,
             path: HashSet::new(),
             searched: 0,
-            failed: 0,
             walked: 0,
             progress: Box::new(|_, _, _| {}),
             leaves: Box::new(|_, _| {}),
@@ -206,7 +204,7 @@ impl<'a> Assembler<'a> {
     pub fn assemble(mut self) -> (Option<Certificate>, u64, u64, u64) {
         let root = *self.certificate.root();
         let done = if self.root_wins { self.winner(&root).is_some() } else { self.loser(&root).is_some() };
-        let counts = (self.walked, self.searched, self.failed);
+        let counts = (self.walked, self.searched, self.failed());
         (done.then(|| self.certificate.reachable_only()), counts.0, counts.1, counts.2)
     }
 
@@ -220,6 +218,11 @@ impl<'a> Assembler<'a> {
                 u32::from(entry.bound)
             }
         }
+    }
+
+    /// Leaves no search could certify within the budget.
+    pub fn failed(&self) -> u64 {
+        self.uncertified.len() as u64
     }
 
     /// Writes the tree of a winner's position; returns its entry's bound.
@@ -305,10 +308,10 @@ impl<'a> Assembler<'a> {
         let sub = self.source.certify(position).filter(|c| c.get(position).is_some());
         (self.leaves)(position, sub.as_ref());
         if self.searched.is_multiple_of(20) {
-            (self.progress)(self.walked, self.searched, self.failed);
+            let failed = self.failed();
+            (self.progress)(self.walked, self.searched, failed);
         }
         let Some(sub) = sub else {
-            self.failed += 1;
             self.setbacks += 1;
             self.uncertified.insert(position.key());
             return None;
