@@ -293,7 +293,8 @@ enum Command {
         with: Vec<PathBuf>,
         /// With `--store`: a folder where each leaf's certificate is kept as it is found, and
         /// whose certificates seed the assembly (a long assembly resumes); `open.txt` in it
-        /// names the leaves no search certified.
+        /// names the leaves no search certified, and those it names are not searched again
+        /// (delete it to search them again).
         #[arg(long, requires = "store")]
         leaves: Option<PathBuf>,
     },

@@ -551,7 +551,19 @@ fn a_certified_steered_run_is_certified_from_its_store_alone() {
         let answer: serde_json::Value = serde_json::from_str(stdout(&probe).trim()).unwrap();
         assert_eq!(answer["category"], "win", "{leaf}: {answer}");
     }
-    let searching = pass("kept", "200000", "searched.s4cert");
+    // The leaves a pass named open are not searched again by the next, even with a budget that
+    // certifies many of them, until `open.txt` is deleted.
+    let still_open = || {
+        let named = std::fs::read_to_string(dir.path().join("blind/open.txt")).unwrap();
+        open.lines().filter(|leaf| named.lines().any(|again| again == *leaf)).count()
+    };
+    assert!(!pass("blind", "200000", "again.s4cert").status.success());
+    let not_searched = still_open();
+    std::fs::remove_file(dir.path().join("blind/open.txt")).unwrap();
+    pass("blind", "200000", "again.s4cert");
+    let searched = if dir.path().join("blind/open.txt").exists() { still_open() } else { 0 };
+    assert!(not_searched > searched, "{not_searched} named open again unsearched, {searched} once searched");
+    let searching = pass("kept", "1000000", "searched.s4cert");
     assert!(searching.status.success(), "{}", String::from_utf8_lossy(&searching.stderr));
     let kept = std::fs::read_dir(dir.path().join("kept")).unwrap().count();
     assert!(kept > 1, "{kept} files kept");

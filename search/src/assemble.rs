@@ -34,8 +34,9 @@ pub trait Source {
     /// For each of `positions`, the number of plies within which its side to move is proven
     /// to lose, if it is.
     fn lost_within(&mut self, positions: &[Position]) -> Vec<Option<u32>>;
-    /// A certificate whose tree holds `position` (a winner's), found some other way: a search.
-    fn certify(&mut self, position: &Position) -> Option<Certificate>;
+    /// A certificate whose tree holds `position` (a winner's), found some other way: a search;
+    /// with `fresh_try`, a last, larger one on a table of its own where those fail.
+    fn certify(&mut self, position: &Position, fresh_try: bool) -> Option<Certificate>;
 }
 
 /// A record of proven positions (the proof store), with a search for its leaves.
@@ -57,11 +58,15 @@ impl Source for Recorded<'_> {
             .collect()
     }
 
-    fn certify(&mut self, position: &Position) -> Option<Certificate> {
+    fn certify(&mut self, position: &Position, fresh_try: bool) -> Option<Certificate> {
         // What the record knows of the leaf's moves helps the search find its way; the tree is
         // still spelt out by the search, down to royal captures.
         self.search.recall(position, self.known);
-        certify_leaf(self.search, position, &self.leaf)
+        if fresh_try {
+            certify_leaf(self.search, position, &self.leaf)
+        } else {
+            certify_on_table(self.search, position, &self.leaf)
+        }
     }
 }
 
@@ -75,15 +80,22 @@ const FRESH_TABLE_BYTES: usize = 256 << 20;
 /// proven quickly but whose tree, bounds falling along every line, can be hard to spell out
 /// from them (the runs: `docs/measurements.md`, "Certified runs").
 pub fn certify_leaf(search: &mut Search, position: &Position, leaf: &Limits) -> Option<Certificate> {
-    let times = |k: u32| Limits {
+    certify_on_table(search, position, leaf)
+        .or_else(|| Search::new(FRESH_TABLE_BYTES).with_plan(search.plan.clone()).certify(position, &times(leaf, 16)))
+}
+
+/// The first two tries of [`certify_leaf`], both on `search`'s table.
+fn certify_on_table(search: &mut Search, position: &Position, leaf: &Limits) -> Option<Certificate> {
+    search.certify(position, leaf).or_else(|| certify_by_walk(search, position, &times(leaf, 4)))
+}
+
+/// `k` times the budget `leaf`.
+fn times(leaf: &Limits, k: u32) -> Limits {
+    Limits {
         max_nodes: leaf.max_nodes.saturating_mul(u64::from(k)),
         time: leaf.time.map(|t| t.saturating_mul(k)),
         ..*leaf
-    };
-    search
-        .certify(position, leaf)
-        .or_else(|| certify_by_walk(search, position, &times(4)))
-        .or_else(|| Search::new(FRESH_TABLE_BYTES).with_plan(search.plan.clone()).certify(position, &times(16)))
+    }
 }
 
 /// [`Search::certify`], the tree found another way: walked from what the table proves
@@ -108,7 +120,7 @@ impl Source for Tabled<'_, '_> {
         positions.iter().map(|position| self.prover.proven_loss_within(position)).collect()
     }
 
-    fn certify(&mut self, position: &Position) -> Option<Certificate> {
+    fn certify(&mut self, position: &Position, _fresh_try: bool) -> Option<Certificate> {
         let within = self.prover.proven_win_within(position).unwrap_or(MAX_DEPTH - 1);
         let mut certificate = Certificate::new(*position, true);
         certify_winner(self.prover, position, within, &mut certificate)?;
@@ -140,6 +152,9 @@ pub struct Assembler<'a> {
     /// Leaves no search could certify within the budget, not searched again where the walk
     /// meets them again.
     uncertified: HashSet<u128>,
+    /// Leaves an earlier pass could not certify: not searched, only named again (see
+    /// [`Assembler::open_before`]).
+    open_before: HashSet<u128>,
     /// Times the walk met a leaf it could not certify (again or for the first time).
     setbacks: u64,
 }
@@ -164,6 +179,7 @@ impl<'a> Assembler<'a> {
             leaves: Box::new(|_, _| {}),
             frontier: false,
             uncertified: HashSet::new(),
+            open_before: HashSet::new(),
             setbacks: 0,
         }
     }
@@ -193,10 +209,21 @@ impl<'a> Assembler<'a> {
     /// searched itself (a search there, above a leaf that failed, would be harder still). So
     /// the leaves named as failed are those of one proof, each worth proving on its own before
     /// the next pass; a move that fails only by coming back to the current line still gives
-    /// way to the next.
+    /// way to the next. A leaf gets the first two tries of [`certify_leaf`], not the last on a
+    /// fresh table (three quarters of a failed leaf's cost): a leaf those cannot certify is
+    /// proven far sooner on its own, by the steered prover (`docs/measurements.md`,
+    /// "Certifying the uncertified proof").
     pub fn with_leaves(mut self, leaves: impl FnMut(&Position, Option<&Certificate>) + 'a) -> Self {
         self.leaves = Box::new(leaves);
         self.frontier = true;
+        self
+    }
+
+    /// Leaves an earlier pass named open: where the walk meets one that no seed certifies, it
+    /// is reported open again without a search (it was searched within the same budget and
+    /// failed; it is left to be proven on its own, and its certificate seeded).
+    pub fn open_before(mut self, leaves: impl IntoIterator<Item = Position>) -> Self {
+        self.open_before.extend(leaves.into_iter().map(|leaf| leaf.key()));
         self
     }
 
@@ -304,8 +331,14 @@ impl<'a> Assembler<'a> {
             self.setbacks += 1;
             return None;
         }
+        if self.open_before.remove(&position.key()) {
+            (self.leaves)(position, None);
+            self.setbacks += 1;
+            self.uncertified.insert(position.key());
+            return None;
+        }
         self.searched += 1;
-        let sub = self.source.certify(position).filter(|c| c.get(position).is_some());
+        let sub = self.source.certify(position, !self.frontier).filter(|c| c.get(position).is_some());
         (self.leaves)(position, sub.as_ref());
         if self.searched.is_multiple_of(20) {
             let failed = self.failed();

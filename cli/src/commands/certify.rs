@@ -15,7 +15,8 @@ use crate::error::{parse_position, CliError};
 /// it cannot spell out certified by a search within `budget`; checked before it is written.
 /// With `leaves`, each leaf's certificate is kept in that folder as it is found (and those
 /// already there seed the walk), and the leaves no search certified are listed in its
-/// `open.txt`: a long assembly resumes, and what is left to prove is named.
+/// `open.txt`: a long assembly resumes, and what is left to prove is named. The leaves an
+/// earlier pass listed there are not searched again unless a kept certificate proves them.
 pub fn assemble(
     pos: &str,
     out: &Path,
@@ -52,6 +53,12 @@ pub fn assemble(
         let (bytes, _) = read_checked(file)?;
         seeds.push(Certificate::parse(&bytes).map_err(|e| CliError::Certificate(format!("{}: {e}", file.display())))?);
     }
+    // The leaves the last pass named open are not searched again (delete `open.txt` to
+    // search them again, e.g. with a larger budget).
+    let open_before = match leaves {
+        Some(folder) => read_open_leaves(&folder.join(OPEN_LEAVES))?,
+        None => Vec::new(),
+    };
     let mut open_leaves = match leaves {
         Some(folder) => Some(
             std::fs::File::create(folder.join(OPEN_LEAVES))
@@ -80,7 +87,8 @@ pub fn assemble(
                     if let Err(e) = keep_leaf(leaves, open_leaves.as_mut(), leaf, certificate) {
                         eprintln!("shogi4: {e}");
                     }
-                });
+                })
+                .open_before(open_before);
                 for seed in &seeds {
                     assembler.seed(seed);
                 }
@@ -105,6 +113,15 @@ pub fn assemble(
 
 /// The file, in a folder of kept leaves, that names the leaves no search certified.
 const OPEN_LEAVES: &str = "open.txt";
+
+/// The leaves named in a folder's `open.txt` (none if there is no such file).
+fn read_open_leaves(file: &Path) -> Result<Vec<shogi4_engine::Position>, CliError> {
+    match std::fs::read_to_string(file) {
+        Ok(text) => text.lines().filter(|line| !line.trim().is_empty()).map(parse_position).collect(),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(CliError::Certificate(format!("{}: {e}", file.display()))),
+    }
+}
 
 /// `path` if a file, else the certificates (`*.s4cert`) in the folder `path`, in name order.
 fn certificate_files(path: &Path) -> Vec<PathBuf> {
