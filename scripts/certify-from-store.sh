@@ -4,35 +4,37 @@
 # keeping every leaf's certificate in DIR; each leaf no search certified (DIR/open.txt) is then
 # proven on its own by the steered, certified prover over a store of its own (the first store
 # as its engine's hints) and certified from that store into DIR; then the next pass.
-# Usage: scripts/certify-from-store.sh POS STORE DIR OUT [LEAF_MS] [LEAF_MINUTES] [PASSES] [TABLE_MB]
+# Usage: scripts/certify-from-store.sh POS STORE DIR OUT [LEAF_MS] [LEAF_MINUTES] [PASSES] [TABLE_MB] [JOBS]
 # Stops when OUT is written (checked by `verify-proof`'s checker), or after PASSES passes.
+# JOBS open leaves are proven at a time (default 1; each prover has one thread).
 # Everything it wrote stays in DIR (leaf stores under DIR/stores), so a later call resumes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pos=$1 store=$2 dir=$3 out=$4
-leaf_ms=${5:-2000} leaf_minutes=${6:-40} passes=${7:-10} table_mb=${8:-2048}
+leaf_ms=${5:-2000} leaf_minutes=${6:-40} passes=${7:-10} table_mb=${8:-2048} jobs=${9:-1}
 cargo build --quiet --release -p shogi4-cli
 shogi4=target/release/shogi4
 mkdir -p "$dir/stores"
-attacker() { # the side to move of an SFEN, named as `prove --steer` names it
-  case $(echo "$1" | awk '{print $2}') in b) echo first ;; *) echo second ;; esac
+prove_leaf() { # proves one open leaf on its own, then certifies it into DIR
+  local leaf=$1 name side
+  name=$(echo "$leaf" | sha256sum | cut -c1-16)
+  [ -e "$dir/alone-$name.s4cert" ] && return 0
+  case $(echo "$leaf" | awk '{print $2}') in b) side=first ;; *) side=second ;; esac
+  echo "proving the open leaf $leaf"
+  "$shogi4" prove --steer "$side" --from "$leaf" --store "$dir/stores/$name.redb" \
+    --hints "$store" --certified --ms 1000 --table-mb 1024 --threads 1 --minutes "$leaf_minutes" \
+    --positions 100000000 >/dev/null || true
+  "$shogi4" certify "$leaf" --store "$dir/stores/$name.redb" --ms 0 --nodes 1 \
+    --out "$dir/alone-$name.s4cert" || echo "$leaf not proven in $leaf_minutes minutes"
 }
+export -f prove_leaf
+export shogi4 dir store leaf_minutes
 for pass in $(seq 1 "$passes"); do
   echo "pass $pass: walking the store"
   if "$shogi4" certify "$pos" --store "$store" --leaves "$dir" --ms "$leaf_ms" --table-mb "$table_mb" --out "$out"; then
     exit 0
   fi
-  while read -r leaf; do
-    [ -z "$leaf" ] && continue
-    name=$(echo "$leaf" | sha256sum | cut -c1-16)
-    [ -e "$dir/alone-$name.s4cert" ] && continue
-    echo "pass $pass: proving the open leaf $leaf"
-    "$shogi4" prove --steer "$(attacker "$leaf")" --from "$leaf" --store "$dir/stores/$name.redb" \
-      --hints "$store" --certified --ms 1000 --table-mb 1024 --threads 1 --minutes "$leaf_minutes" \
-      --positions 100000000 || true
-    "$shogi4" certify "$leaf" --store "$dir/stores/$name.redb" --ms 0 --nodes 1 \
-      --out "$dir/alone-$name.s4cert" || echo "pass $pass: $leaf not proven in $leaf_minutes minutes"
-  done < "$dir/open.txt"
+  { grep -v '^$' "$dir/open.txt" || true; } | xargs -d '\n' -r -P "$jobs" -I{} bash -c 'prove_leaf "$1"' _ {}
 done
 echo "no certificate after $passes passes; the leaves still open are in $dir/open.txt" >&2
 exit 1
