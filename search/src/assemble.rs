@@ -220,8 +220,8 @@ impl<'a> Assembler<'a> {
     }
 
     /// Leaves an earlier pass named open: where the walk meets one that no seed certifies, it
-    /// is reported open again without a search (it was searched within the same budget and
-    /// failed; it is left to be proven on its own, and its certificate seeded).
+    /// is reported open again without a search (an earlier search of it failed; it is left to
+    /// be proven on its own, and its certificate seeded).
     pub fn open_before(mut self, leaves: impl IntoIterator<Item = Position>) -> Self {
         self.open_before.extend(leaves.into_iter().map(|leaf| leaf.key()));
         self
