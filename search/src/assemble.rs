@@ -34,9 +34,8 @@ pub trait Source {
     /// For each of `positions`, the number of plies within which its side to move is proven
     /// to lose, if it is.
     fn lost_within(&mut self, positions: &[Position]) -> Vec<Option<u32>>;
-    /// A certificate whose tree holds `position` (a winner's), found some other way: a search;
-    /// with `fresh_try`, a last, larger one on a table of its own where those fail.
-    fn certify(&mut self, position: &Position, fresh_try: bool) -> Option<Certificate>;
+    /// A certificate whose tree holds `position` (a winner's), found some other way: a search.
+    fn certify(&mut self, position: &Position) -> Option<Certificate>;
 }
 
 /// A record of proven positions (the proof store), with a search for its leaves.
@@ -58,15 +57,11 @@ impl Source for Recorded<'_> {
             .collect()
     }
 
-    fn certify(&mut self, position: &Position, fresh_try: bool) -> Option<Certificate> {
+    fn certify(&mut self, position: &Position) -> Option<Certificate> {
         // What the record knows of the leaf's moves helps the search find its way; the tree is
         // still spelt out by the search, down to royal captures.
         self.search.recall(position, self.known);
-        if fresh_try {
-            certify_leaf(self.search, position, &self.leaf)
-        } else {
-            certify_on_table(self.search, position, &self.leaf)
-        }
+        certify_leaf(self.search, position, &self.leaf)
     }
 }
 
@@ -80,13 +75,10 @@ const FRESH_TABLE_BYTES: usize = 256 << 20;
 /// proven quickly but whose tree, bounds falling along every line, can be hard to spell out
 /// from them (the runs: `docs/measurements.md`, "Certified runs").
 pub fn certify_leaf(search: &mut Search, position: &Position, leaf: &Limits) -> Option<Certificate> {
-    certify_on_table(search, position, leaf)
+    search
+        .certify(position, leaf)
+        .or_else(|| certify_by_walk(search, position, &times(leaf, 4)))
         .or_else(|| Search::new(FRESH_TABLE_BYTES).with_plan(search.plan.clone()).certify(position, &times(leaf, 16)))
-}
-
-/// The first two tries of [`certify_leaf`], both on `search`'s table.
-fn certify_on_table(search: &mut Search, position: &Position, leaf: &Limits) -> Option<Certificate> {
-    search.certify(position, leaf).or_else(|| certify_by_walk(search, position, &times(leaf, 4)))
 }
 
 /// `k` times the budget `leaf`.
@@ -120,7 +112,7 @@ impl Source for Tabled<'_, '_> {
         positions.iter().map(|position| self.prover.proven_loss_within(position)).collect()
     }
 
-    fn certify(&mut self, position: &Position, _fresh_try: bool) -> Option<Certificate> {
+    fn certify(&mut self, position: &Position) -> Option<Certificate> {
         let within = self.prover.proven_win_within(position).unwrap_or(MAX_DEPTH - 1);
         let mut certificate = Certificate::new(*position, true);
         certify_winner(self.prover, position, within, &mut certificate)?;
@@ -209,10 +201,7 @@ impl<'a> Assembler<'a> {
     /// searched itself (a search there, above a leaf that failed, would be harder still). So
     /// the leaves named as failed are those of one proof, each worth proving on its own before
     /// the next pass; a move that fails only by coming back to the current line still gives
-    /// way to the next. A leaf gets the first two tries of [`certify_leaf`], not the last on a
-    /// fresh table (three quarters of a failed leaf's cost): a leaf those cannot certify is
-    /// proven far sooner on its own, by the steered prover (`docs/measurements.md`,
-    /// "Certifying the uncertified proof").
+    /// way to the next.
     pub fn with_leaves(mut self, leaves: impl FnMut(&Position, Option<&Certificate>) + 'a) -> Self {
         self.leaves = Box::new(leaves);
         self.frontier = true;
@@ -338,7 +327,7 @@ impl<'a> Assembler<'a> {
             return None;
         }
         self.searched += 1;
-        let sub = self.source.certify(position, !self.frontier).filter(|c| c.get(position).is_some());
+        let sub = self.source.certify(position).filter(|c| c.get(position).is_some());
         (self.leaves)(position, sub.as_ref());
         if self.searched.is_multiple_of(20) {
             let failed = self.failed();
