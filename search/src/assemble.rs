@@ -75,19 +75,15 @@ const FRESH_TABLE_BYTES: usize = 256 << 20;
 /// proven quickly but whose tree, bounds falling along every line, can be hard to spell out
 /// from them (the runs: `docs/measurements.md`, "Certified runs").
 pub fn certify_leaf(search: &mut Search, position: &Position, leaf: &Limits) -> Option<Certificate> {
-    search
-        .certify(position, leaf)
-        .or_else(|| certify_by_walk(search, position, &times(leaf, 4)))
-        .or_else(|| Search::new(FRESH_TABLE_BYTES).with_plan(search.plan.clone()).certify(position, &times(leaf, 16)))
-}
-
-/// `k` times the budget `leaf`.
-fn times(leaf: &Limits, k: u32) -> Limits {
-    Limits {
+    let times = |k: u32| Limits {
         max_nodes: leaf.max_nodes.saturating_mul(u64::from(k)),
         time: leaf.time.map(|t| t.saturating_mul(k)),
         ..*leaf
-    }
+    };
+    search
+        .certify(position, leaf)
+        .or_else(|| certify_by_walk(search, position, &times(4)))
+        .or_else(|| Search::new(FRESH_TABLE_BYTES).with_plan(search.plan.clone()).certify(position, &times(16)))
 }
 
 /// [`Search::certify`], the tree found another way: walked from what the table proves
