@@ -8,12 +8,16 @@
 # Stops when OUT is written (checked by `verify-proof`'s checker), or after PASSES passes.
 # JOBS open leaves are proven at a time (default 1; each prover has one thread).
 # Everything it wrote stays in DIR (leaf stores under DIR/stores), so a later call resumes.
+# SHOGI4=PATH runs that binary instead of building target/release/shogi4 (a copy, so that a
+# build during the hours of a run does not change the program under it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pos=$1 store=$2 dir=$3 out=$4
 leaf_ms=${5:-2000} leaf_minutes=${6:-40} passes=${7:-10} table_mb=${8:-2048} jobs=${9:-1}
-cargo build --quiet --release -p shogi4-cli
-shogi4=target/release/shogi4
+if [ -z "${SHOGI4:-}" ]; then
+  cargo build --quiet --release -p shogi4-cli
+fi
+shogi4=${SHOGI4:-target/release/shogi4}
 mkdir -p "$dir/stores"
 prove_leaf() { # proves one open leaf on its own, then certifies it into DIR
   local leaf=$1 name side

@@ -27,6 +27,17 @@
 //! | 8 | number of entries |
 //! | 19 each | entries by ascending position key ([`Position::key`]): key (16), move index (1), bound (2) |
 //!
+//! **The compact form** (`S4CERT2\n`, for proofs of millions of positions) holds one byte a
+//! winner's position, its move index, and neither keys nor bounds: the same header (its own
+//! magic, the entry count), then the move indices in the order the checker first meets the
+//! winner's positions on a depth-first walk from the root (the losing root's moves, and the
+//! loser's replies, in generation order; a position met again takes no byte). The checker
+//! reads one byte at each new winner's position, refuses a line that comes back to a position
+//! still open on it (so the tree is finite), and computes each bound as the longest line
+//! below it: 1 for the royal capture, else 2 more than the slowest reply's (3 where the
+//! loser has no reply). Both forms prove the same things; [`Certificate::to_compact_bytes`]
+//! writes the second from the first.
+//!
 //! ```
 //! use shogi4_certificate::{verify, Certificate, Entry};
 //! use shogi4_engine::Position;
@@ -40,13 +51,21 @@
 //! assert_eq!((verdict.root_wins, verdict.bound, verdict.winner_positions), (true, 1, 1));
 //! ```
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
 use shogi4_engine::Position;
 
-/// The first bytes of every certificate file.
+/// The first bytes of every certificate file in the keyed form.
 pub const MAGIC: &[u8; 8] = b"S4CERT1\n";
+
+/// The first bytes of every certificate file in the compact form.
+pub const COMPACT_MAGIC: &[u8; 8] = b"S4CERT2\n";
+
+/// Whether `bytes` begin as a certificate of either form.
+pub fn is_certificate(bytes: &[u8]) -> bool {
+    bytes.starts_with(MAGIC) || bytes.starts_with(COMPACT_MAGIC)
+}
 
 /// One winner's position of a proof: its move and its bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -142,15 +161,9 @@ impl Certificate {
         }
     }
 
-    /// The file's bytes.
+    /// The file's bytes, in the keyed form.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let sfen = self.root.to_sfen();
-        let mut bytes = Vec::with_capacity(19 + sfen.len() + 19 * self.entries.len());
-        bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&(sfen.len() as u16).to_le_bytes());
-        bytes.extend_from_slice(sfen.as_bytes());
-        bytes.push(u8::from(self.root_wins));
-        bytes.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
+        let mut bytes = self.header(MAGIC, self.entries.len() as u64, 19 * self.entries.len());
         for (key, entry) in &self.entries {
             bytes.extend_from_slice(&key.to_le_bytes());
             bytes.push(entry.move_index);
@@ -159,21 +172,45 @@ impl Certificate {
         bytes
     }
 
-    /// Reads a certificate's bytes (their form only: [`verify`] checks the proof).
+    /// The file's bytes in the compact form: the moves of the winner's positions that a line
+    /// from the root reaches, in the checker's order (the module documentation). Refused where
+    /// the entries are no proof (a winner's position without an entry, an illegal move, a
+    /// line that comes back to a position still open on it).
+    pub fn to_compact_bytes(&self) -> Result<Vec<u8>, CertificateError> {
+        let mut moves = Vec::new();
+        walk(self.root, self.root_wins, |position| {
+            let entry = self.get(position).ok_or_else(|| CertificateError::Missing(position.to_sfen()))?;
+            moves.push(entry.move_index);
+            Ok(entry.move_index)
+        })?;
+        let mut bytes = self.header(COMPACT_MAGIC, moves.len() as u64, moves.len());
+        bytes.extend_from_slice(&moves);
+        Ok(bytes)
+    }
+
+    /// A file's header: the magic, the root, the winner flag and the entry count (with room for
+    /// `body` bytes more).
+    fn header(&self, magic: &[u8; 8], count: u64, body: usize) -> Vec<u8> {
+        let sfen = self.root.to_sfen();
+        let mut bytes = Vec::with_capacity(19 + sfen.len() + body);
+        bytes.extend_from_slice(magic);
+        bytes.extend_from_slice(&(sfen.len() as u16).to_le_bytes());
+        bytes.extend_from_slice(sfen.as_bytes());
+        bytes.push(u8::from(self.root_wins));
+        bytes.extend_from_slice(&count.to_le_bytes());
+        bytes
+    }
+
+    /// Reads a certificate's bytes. The keyed form is read as it stands ([`verify`] checks the
+    /// proof); the compact form holds no keys, so it is read by checking it.
     pub fn parse(bytes: &[u8]) -> Result<Certificate, CertificateError> {
-        let mut reader = Reader(bytes);
-        if reader.take(8)? != MAGIC {
-            return Err(CertificateError::NotACertificate);
+        let (header, mut reader) = Header::read(bytes)?;
+        let Header { root, root_wins, count, compact } = header;
+        if compact {
+            let (_, reached) = check_compact(header, reader.0)?;
+            let entries = reached.into_iter().map(|(key, (_, entry))| (key, entry)).collect();
+            return Ok(Certificate { root, root_wins, entries });
         }
-        let length = u16::from_le_bytes(reader.array()?) as usize;
-        let sfen = std::str::from_utf8(reader.take(length)?).map_err(|_| CertificateError::BadRoot)?;
-        let root = Position::parse(sfen).map_err(|_| CertificateError::BadRoot)?;
-        let root_wins = match reader.take(1)?[0] {
-            0 => false,
-            1 => true,
-            _ => return Err(CertificateError::BadRoot),
-        };
-        let count = u64::from_le_bytes(reader.array()?);
         let mut entries = BTreeMap::new();
         let mut previous = None;
         for _ in 0..count {
@@ -189,6 +226,39 @@ impl Certificate {
             return Err(CertificateError::TrailingBytes);
         }
         Ok(Certificate { root, root_wins, entries })
+    }
+}
+
+/// A certificate's header, either form.
+#[derive(Clone, Copy)]
+struct Header {
+    root: Position,
+    root_wins: bool,
+    /// Entries that follow.
+    count: u64,
+    /// The compact form (one byte an entry), else the keyed one (19).
+    compact: bool,
+}
+
+impl Header {
+    /// The header at the start of `bytes`, and the rest.
+    fn read(bytes: &[u8]) -> Result<(Header, Reader<'_>), CertificateError> {
+        let mut reader = Reader(bytes);
+        let compact = match reader.take(8)? {
+            magic if magic == MAGIC => false,
+            magic if magic == COMPACT_MAGIC => true,
+            _ => return Err(CertificateError::NotACertificate),
+        };
+        let length = u16::from_le_bytes(reader.array()?) as usize;
+        let sfen = std::str::from_utf8(reader.take(length)?).map_err(|_| CertificateError::BadRoot)?;
+        let root = Position::parse(sfen).map_err(|_| CertificateError::BadRoot)?;
+        let root_wins = match reader.take(1)?[0] {
+            0 => false,
+            1 => true,
+            _ => return Err(CertificateError::BadRoot),
+        };
+        let count = u64::from_le_bytes(reader.array()?);
+        Ok((Header { root, root_wins, count, compact }, reader))
     }
 }
 
@@ -265,12 +335,16 @@ pub enum CertificateError {
     BoundNotDecreasing(String),
     /// The loser can take the winner's royal: the winner's move exposed it.
     LoserCaptures(String),
+    /// A line of a compact certificate comes back to a winner's position still open on it.
+    Cycle(String),
+    /// A compact certificate's line is longer than a bound can say (65,535 plies).
+    TooDeep(String),
 }
 
 impl fmt::Display for CertificateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CertificateError::NotACertificate => write!(f, "not a certificate (no S4CERT1 magic)"),
+            CertificateError::NotACertificate => write!(f, "not a certificate (no S4CERT1 or S4CERT2 magic)"),
             CertificateError::Truncated => write!(f, "the file is truncated"),
             CertificateError::TrailingBytes => write!(f, "bytes follow the last entry"),
             CertificateError::BadRoot => write!(f, "the root position or its winner flag is malformed"),
@@ -284,6 +358,8 @@ impl fmt::Display for CertificateError {
             CertificateError::LoserCaptures(sfen) => {
                 write!(f, "after the winner's move the loser takes the royal, in {sfen}")
             }
+            CertificateError::Cycle(sfen) => write!(f, "a line comes back to {sfen}, still open on it"),
+            CertificateError::TooDeep(sfen) => write!(f, "the line below {sfen} is longer than a bound can say"),
         }
     }
 }
@@ -295,18 +371,22 @@ impl std::error::Error for CertificateError {}
 const MAX_HEADER: u64 = 8 + 2 + u16::MAX as u64 + 1 + 8;
 
 /// The size a certificate beginning with `head` declares for itself (its header, then 19
-/// bytes an entry), once `head` holds the whole header; why not otherwise.
+/// bytes an entry, or 1 in the compact form), once `head` holds the whole header; why not
+/// otherwise.
 pub fn declared_size(head: &[u8]) -> Result<u64, CertificateError> {
-    if !MAGIC.starts_with(&head[..head.len().min(MAGIC.len())]) {
-        return Err(CertificateError::NotACertificate);
-    }
+    let start = &head[..head.len().min(MAGIC.len())];
+    let entry_size = match () {
+        () if MAGIC.starts_with(start) => 19,
+        () if COMPACT_MAGIC.starts_with(start) => 1,
+        () => return Err(CertificateError::NotACertificate),
+    };
     let mut reader = Reader(head);
     reader.take(MAGIC.len())?;
     let length = usize::from(u16::from_le_bytes(reader.array()?));
     reader.take(length + 1)?;
     let count = u64::from_le_bytes(reader.array()?);
     let header = (8 + 2 + length + 1 + 8) as u64;
-    count.checked_mul(19).and_then(|entries| entries.checked_add(header)).ok_or(CertificateError::TrailingBytes)
+    count.checked_mul(entry_size).and_then(|entries| entries.checked_add(header)).ok_or(CertificateError::TrailingBytes)
 }
 
 /// A certificate file's bytes, read whole only once it shows itself a certificate of the size
@@ -344,6 +424,10 @@ type Reached = HashMap<u128, (Position, Entry)>;
 
 /// [`verify`], with every winner's position reached from the root and its entry.
 fn check(bytes: &[u8]) -> Result<(Verdict, Reached), CertificateError> {
+    let (header, rest) = Header::read(bytes)?;
+    if header.compact {
+        return check_compact(header, rest.0);
+    }
     let certificate = Certificate::parse(bytes)?;
     let entries = &certificate.entries;
     // Every winner's position reached, with its entry, in the order first met.
@@ -406,7 +490,7 @@ fn check(bytes: &[u8]) -> Result<(Verdict, Reached), CertificateError> {
     }
     // A position met again with a smaller limit was checked against it above (the bound
     // test comes before the "seen" test), so every edge respects the bounds.
-    let longest_line = longest_line(&certificate, &reached);
+    let longest_line = longest_line(certificate.root, certificate.root_wins, &reached);
     let bound = match root_bound {
         Some(bound) => bound,
         None => u32::from(entries[&certificate.root.key()].bound),
@@ -421,6 +505,158 @@ fn check(bytes: &[u8]) -> Result<(Verdict, Reached), CertificateError> {
         unused_entries: (entries.len() - reached.len()) as u64,
     };
     Ok((verdict, reached))
+}
+
+/// Checks a compact certificate's moves (`body`, after its header).
+fn check_compact(header: Header, body: &[u8]) -> Result<(Verdict, Reached), CertificateError> {
+    if body.len() as u64 != header.count {
+        return Err(if (body.len() as u64) < header.count {
+            CertificateError::Truncated
+        } else {
+            CertificateError::TrailingBytes
+        });
+    }
+    let mut rest = body;
+    let walked = walk(header.root, header.root_wins, |_| {
+        let (&move_index, tail) = rest.split_first().ok_or(CertificateError::Truncated)?;
+        rest = tail;
+        Ok(move_index)
+    })?;
+    if !rest.is_empty() {
+        return Err(CertificateError::TrailingBytes);
+    }
+    let verdict = Verdict {
+        root: header.root,
+        root_wins: header.root_wins,
+        bound: walked.root_bound,
+        winner_positions: walked.reached.len() as u64,
+        loser_positions: walked.loser_positions,
+        longest_line: longest_line(header.root, header.root_wins, &walked.reached),
+        unused_entries: 0,
+    };
+    Ok((verdict, walked.reached))
+}
+
+/// What the compact form's walk found: every winner's position with its move and computed
+/// bound, the loser's positions counted, and the root's bound.
+struct Walked {
+    reached: Reached,
+    loser_positions: u64,
+    root_bound: u32,
+}
+
+/// The compact form's walk (the module documentation): depth first from the root, asking
+/// `next_move` for the move of each winner's position the first time it is met, and giving
+/// each its bound once every reply below it is settled.
+fn walk(
+    root: Position,
+    root_wins: bool,
+    next_move: impl FnMut(&Position) -> Result<u8, CertificateError>,
+) -> Result<Walked, CertificateError> {
+    let mut walker = Walker { next_move, reached: HashMap::new(), open: HashSet::new(), stack: Vec::new(), losers: 0 };
+    let root_bound = if root_wins {
+        walker.bound_of(root)?
+    } else {
+        // A losing root: one more than its slowest move's bound (0 with no move at all).
+        walker.losers += 1;
+        let mut slowest = None::<u32>;
+        for &mv in root.legal_moves().iter() {
+            if root.captures_royal(mv) {
+                return Err(CertificateError::LoserCaptures(root.to_sfen()));
+            }
+            let bound = walker.bound_of(root.play_unchecked(mv))?;
+            slowest = Some(slowest.unwrap_or(0).max(bound));
+        }
+        slowest.map_or(0, |slowest| slowest + 1)
+    };
+    Ok(Walked { reached: walker.reached, loser_positions: walker.losers, root_bound })
+}
+
+/// A winner's position the walk has entered and not yet settled: its move, the positions
+/// after the loser's replies, how many of them are walked, and the slowest bound among them.
+struct Open {
+    winner: Position,
+    move_index: u8,
+    replies: Vec<Position>,
+    next: usize,
+    slowest: u32,
+}
+
+/// The walk's state: its own stack (lines may be long), so that no input can overflow the
+/// thread's.
+struct Walker<F> {
+    next_move: F,
+    reached: Reached,
+    /// Keys of the positions on `stack`: met again, they close a cycle.
+    open: HashSet<u128>,
+    stack: Vec<Open>,
+    losers: u64,
+}
+
+impl<F: FnMut(&Position) -> Result<u8, CertificateError>> Walker<F> {
+    /// The bound of the winner's position `start`, walking what is below it.
+    fn bound_of(&mut self, start: Position) -> Result<u32, CertificateError> {
+        if let Some(bound) = self.enter(start)? {
+            return Ok(bound);
+        }
+        loop {
+            let top = self.stack.last_mut().expect("an open position");
+            if let Some(&reply) = top.replies.get(top.next) {
+                top.next += 1;
+                if let Some(bound) = self.enter(reply)? {
+                    let top = self.stack.last_mut().expect("an open position");
+                    top.slowest = top.slowest.max(bound);
+                }
+                continue;
+            }
+            let done = self.stack.pop().expect("an open position");
+            let bound = done.slowest + 2;
+            let entry = Entry {
+                move_index: done.move_index,
+                bound: u16::try_from(bound).map_err(|_| CertificateError::TooDeep(done.winner.to_sfen()))?,
+            };
+            let key = done.winner.key();
+            self.open.remove(&key);
+            self.reached.insert(key, (done.winner, entry));
+            match self.stack.last_mut() {
+                Some(parent) => parent.slowest = parent.slowest.max(bound),
+                None => return Ok(bound),
+            }
+        }
+    }
+
+    /// Meets a winner's position: its bound if it is settled (already, or by a royal capture),
+    /// else opened on the stack.
+    fn enter(&mut self, position: Position) -> Result<Option<u32>, CertificateError> {
+        let key = position.key();
+        if let Some((_, entry)) = self.reached.get(&key) {
+            return Ok(Some(u32::from(entry.bound)));
+        }
+        if self.open.contains(&key) {
+            return Err(CertificateError::Cycle(position.to_sfen()));
+        }
+        let move_index = (self.next_move)(&position)?;
+        let moves = position.legal_moves();
+        let &mv =
+            moves.get(usize::from(move_index)).ok_or_else(|| CertificateError::IllegalMove(position.to_sfen()))?;
+        if position.captures_royal(mv) {
+            self.reached.insert(key, (position, Entry { move_index, bound: 1 }));
+            return Ok(Some(1));
+        }
+        let loser = position.play_unchecked(mv);
+        self.losers += 1;
+        let mut replies = Vec::new();
+        for &reply in loser.legal_moves().iter() {
+            if loser.captures_royal(reply) {
+                return Err(CertificateError::LoserCaptures(loser.to_sfen()));
+            }
+            replies.push(loser.play_unchecked(reply));
+        }
+        self.open.insert(key);
+        // With no reply, the loser has lost at its turn: a bound of 3, as the keyed form asks.
+        self.stack.push(Open { winner: position, move_index, replies, next: 0, slowest: 1 });
+        Ok(None)
+    }
 }
 
 /// A position a checked certificate proves, with its result.
@@ -456,7 +692,7 @@ pub fn proven_positions(bytes: &[u8]) -> Result<Vec<Proven>, CertificateError> {
 
 /// The longest line of a checked proof: positions in ascending bound order, so that every
 /// position's successors (whose bounds are smaller) are measured before it.
-fn longest_line(certificate: &Certificate, reached: &Reached) -> u32 {
+fn longest_line(root: Position, root_wins: bool, reached: &Reached) -> u32 {
     let mut order: Vec<(&u128, &(Position, Entry))> = reached.iter().collect();
     order.sort_by_key(|(_, (_, entry))| entry.bound);
     let mut length: HashMap<u128, u32> = HashMap::with_capacity(order.len());
@@ -471,10 +707,9 @@ fn longest_line(certificate: &Certificate, reached: &Reached) -> u32 {
         };
         length.insert(key, line);
     }
-    if certificate.root_wins {
-        length[&certificate.root.key()]
+    if root_wins {
+        length[&root.key()]
     } else {
-        let root = certificate.root;
         1 + root.legal_moves().iter().map(|&mv| length[&root.play_unchecked(mv).key()]).max().unwrap_or(0)
             - u32::from(root.legal_moves().is_empty())
     }

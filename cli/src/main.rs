@@ -297,13 +297,21 @@ enum Command {
         /// (delete it to search them again).
         #[arg(long, requires = "store")]
         leaves: Option<PathBuf>,
+        /// Write the compact form (`S4CERT2`: one byte a winner's position, bounds computed by
+        /// the checker) instead of the keyed one (19 bytes a position): for proofs of millions
+        /// of positions.
+        #[arg(long)]
+        compact: bool,
     },
     /// Check a proof certificate by the rules alone (no search, no store, no table): every
     /// loser's move answered, every winner's move legal, every line ending in a royal capture,
     /// bounds falling. Prints the value, the tree's size and its longest line.
     VerifyProof {
-        /// The certificate file.
+        /// The certificate file (either form).
         file: PathBuf,
+        /// Once the file is accepted, write the same proof in the compact form to this file.
+        #[arg(long)]
+        compact: Option<PathBuf>,
     },
     /// Move what a proof store holds between stores: `export` writes its proven outcomes to
     /// one compact, checksummed file; `import` merges such a file into a store, or what a proof
@@ -554,7 +562,8 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 }
             }
         }
-        Command::Certify { pos, out, ms, nodes, table_mb, store, with, leaves } => {
+        Command::Certify { pos, out, ms, nodes, table_mb, store, with, leaves, compact } => {
+            let out = commands::certify::Written { path: out, compact };
             let limits = shogi4_search::Limits {
                 time: (ms > 0).then(|| std::time::Duration::from_millis(ms)),
                 ..shogi4_search::Limits::nodes(nodes)
@@ -565,7 +574,7 @@ fn run(cli: Cli) -> Result<(), CliError> {
                 Some(store) => commands::certify::assemble(&pos, &out, &store, &with, leaves.as_deref(), &budget, json),
             }
         }
-        Command::VerifyProof { file } => commands::certify::verify_proof(&file, json),
+        Command::VerifyProof { file, compact } => commands::certify::verify_proof(&file, compact.as_deref(), json),
         Command::Proofs { action: ProofsAction::Export, file, store, with_unknown } => {
             let carried = if with_unknown { Carried::Everything } else { Carried::Proofs };
             commands::prove::export(&store, &file, carried, json)

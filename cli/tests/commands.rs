@@ -758,6 +758,22 @@ fn certify_writes_a_certificate_that_verify_proof_accepts_and_damage_is_refused(
         let problem: serde_json::Value = serde_json::from_slice(&output.stderr).unwrap();
         assert_eq!(problem["type"], "/problems/certificate-rejected", "{name}: {problem}");
     }
+    // The same proof in the compact form: the same tree and value, a byte a winner's position.
+    let small = dir.path().join("proof2.s4cert");
+    let output = shogi4(&["verify-proof", file_arg, "--compact", small.to_str().unwrap(), "--json"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = shogi4(&["verify-proof", small.to_str().unwrap(), "--json"]);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let compact: serde_json::Value = serde_json::from_str(stdout(&output).trim()).unwrap();
+    for field in ["sfen", "category", "winner_positions", "loser_positions", "longest_line"] {
+        assert_eq!(compact[field], checked[field], "{field}");
+    }
+    assert!(compact["dtw_at_most"].as_u64() <= checked["dtw_at_most"].as_u64());
+    assert!(std::fs::metadata(&small).unwrap().len() * 15 < bytes.len() as u64);
+    let compact_bytes = std::fs::read(&small).unwrap();
+    let short = dir.path().join("short2.s4cert");
+    std::fs::write(&short, &compact_bytes[..compact_bytes.len() - 1]).unwrap();
+    assert!(!shogi4(&["verify-proof", short.to_str().unwrap()]).status.success());
     // A position nobody can prove in a few milliseconds: no certificate, no file.
     let none = dir.path().join("none.s4cert");
     let output = shogi4(&["certify", "trfk/3c/C3/KFRT b - 1", "--out", none.to_str().unwrap(), "--ms", "20"]);

@@ -141,12 +141,12 @@ fn proven_facts(proven: &[shogi4_certificate::Proven]) -> Vec<(u128, Outcome)> {
     proven.iter().map(|p| (p.position.key(), certified_outcome(p))).collect()
 }
 
-/// Whether the file at `path` begins as a proof certificate does (`S4CERT1`).
+/// Whether the file at `path` begins as a proof certificate does (`S4CERT1` or `S4CERT2`).
 pub fn is_certificate(path: &Path) -> bool {
     use std::io::Read;
     let mut head = [0u8; 8];
     let read = std::fs::File::open(path).and_then(|mut file| file.read_exact(&mut head));
-    read.is_ok() && &head == shogi4_certificate::MAGIC
+    read.is_ok() && shogi4_certificate::is_certificate(&head)
 }
 
 /// The outcomes an exported file holds, in its order (by key), without a store: what

@@ -19,7 +19,7 @@ use crate::error::{parse_position, CliError};
 /// earlier pass listed there are not searched again unless a kept certificate proves them.
 pub fn assemble(
     pos: &str,
-    out: &Path,
+    out: &Written,
     store_path: &Path,
     with: &[PathBuf],
     leaves: Option<&Path>,
@@ -27,7 +27,7 @@ pub fn assemble(
     json: bool,
 ) -> Result<(), CliError> {
     let position = parse_position(pos)?;
-    replaceable(out)?;
+    replaceable(&out.path)?;
     if !store_path.exists() {
         return Err(CliError::Usage(format!("no proof store at {}", store_path.display())));
     }
@@ -156,10 +156,10 @@ fn keep_leaf(
 
 /// Proves `pos` within `budget` and writes its certificate to `out`, checked before it is
 /// reported.
-pub fn certify(pos: &str, out: &Path, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
+pub fn certify(pos: &str, out: &Written, budget: &SearchBudget, json: bool) -> Result<(), CliError> {
     let position = parse_position(pos)?;
     // Refused before the search, not after it.
-    replaceable(out)?;
+    replaceable(&out.path)?;
     let mut search = budget.search()?;
     let certificate = search.search.certify(&position, &budget.limits).ok_or_else(|| {
         CliError::Certificate(format!(
@@ -170,17 +170,34 @@ pub fn certify(pos: &str, out: &Path, budget: &SearchBudget, json: bool) -> Resu
     write_checked(&certificate, out, json)
 }
 
-/// Refuses `out` unless it is missing or a certificate already: checked before any search.
+/// Where a certificate is written, and in which form.
+pub struct Written {
+    /// The file.
+    pub path: PathBuf,
+    /// The compact form (one byte a winner's position), else the keyed one.
+    pub compact: bool,
+}
+
+/// Refuses `out` unless it is missing or a certificate already (either form): checked before
+/// any search.
 fn replaceable(out: &Path) -> Result<(), CliError> {
-    shogi4_tablebase::replaceable(out, shogi4_certificate::MAGIC).map_err(|e| CliError::Certificate(e.to_string()))
+    shogi4_tablebase::replaceable(out, shogi4_certificate::MAGIC)
+        .or_else(|_| shogi4_tablebase::replaceable(out, shogi4_certificate::COMPACT_MAGIC))
+        .map_err(|e| CliError::Certificate(e.to_string()))
 }
 
 /// Writes `certificate` to `out` once the checker accepts it, and reports what it proves.
-fn write_checked(certificate: &Certificate, out: &Path, json: bool) -> Result<(), CliError> {
-    let bytes = certificate.to_bytes();
+fn write_checked(certificate: &Certificate, out: &Written, json: bool) -> Result<(), CliError> {
+    let bytes = if out.compact {
+        certificate
+            .to_compact_bytes()
+            .map_err(|e| CliError::Certificate(format!("the certificate written fails: {e}")))?
+    } else {
+        certificate.to_bytes()
+    };
     let verdict = verify(&bytes).map_err(|e| CliError::Certificate(format!("the certificate written fails: {e}")))?;
-    shogi4_tablebase::write_atomically(out, &[&bytes])
-        .map_err(|e| CliError::Certificate(format!("{}: {e}", out.display())))?;
+    shogi4_tablebase::write_atomically(&out.path, &[&bytes])
+        .map_err(|e| CliError::Certificate(format!("{}: {e}", out.path.display())))?;
     report(&verdict, bytes.len() as u64, json);
     Ok(())
 }
@@ -194,10 +211,20 @@ fn read_checked(file: &Path) -> Result<(Vec<u8>, Verdict), CliError> {
     Ok((bytes, verdict))
 }
 
-/// Checks the certificate in `file` and says what it proves.
-pub fn verify_proof(file: &Path, json: bool) -> Result<(), CliError> {
+/// Checks the certificate in `file` and says what it proves; with `compact`, then writes the
+/// same proof in the compact form there (and reports that file).
+pub fn verify_proof(file: &Path, compact: Option<&Path>, json: bool) -> Result<(), CliError> {
+    if let Some(path) = compact {
+        replaceable(path)?;
+    }
     let (bytes, verdict) = read_checked(file)?;
-    report(&verdict, bytes.len() as u64, json);
+    match compact {
+        None => report(&verdict, bytes.len() as u64, json),
+        Some(path) => {
+            let certificate = Certificate::parse(&bytes).map_err(|e| CliError::Certificate(e.to_string()))?;
+            write_checked(&certificate, &Written { path: path.to_path_buf(), compact: true }, json)?;
+        }
+    }
     Ok(())
 }
 
