@@ -570,6 +570,22 @@ fn a_certified_steered_run_is_certified_from_its_store_alone() {
     let resumed = pass("kept", "1", "resumed.s4cert");
     assert!(resumed.status.success(), "{}", String::from_utf8_lossy(&resumed.stderr));
     assert!(shogi4(&["verify-proof", &path("resumed.s4cert")]).status.success());
+    // The kept leaves rewritten in the compact form (as `scripts/pack-leaves.sh` packs them)
+    // seed a pass as well.
+    std::fs::create_dir_all(path("packed")).unwrap();
+    for file in std::fs::read_dir(dir.path().join("kept")).unwrap() {
+        let file = file.unwrap().path();
+        if file.extension().is_some_and(|e| e == "s4cert") {
+            let to = dir.path().join("packed").join(file.file_name().unwrap());
+            assert!(shogi4(&["verify-proof", file.to_str().unwrap(), "--compact", to.to_str().unwrap()])
+                .status
+                .success());
+            assert!(std::fs::read(&to).unwrap().starts_with(shogi4_certificate::COMPACT_MAGIC));
+        }
+    }
+    let from_packed = pass("packed", "1", "packed.s4cert");
+    assert!(from_packed.status.success(), "{}", String::from_utf8_lossy(&from_packed.stderr));
+    assert!(shogi4(&["verify-proof", &path("packed.s4cert")]).status.success());
 }
 
 #[test]
