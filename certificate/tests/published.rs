@@ -1,7 +1,7 @@
 //! The certificates published in `tables/certificates/` hold: each proves the value of the
 //! position after a line from the start, checked here by the rules alone.
 
-use shogi4_certificate::verify;
+use shogi4_certificate::{verify, Certificate};
 use shogi4_engine::Position;
 
 /// The lines after which the player to move loses (the line's last move wins), where their
@@ -38,28 +38,32 @@ fn every_published_certificate_proves_the_value_its_line_claims() {
 
 #[test]
 fn damaged_certificates_are_refused_or_still_prove_the_same_value_never_a_panic() {
-    // Any byte of a published certificate flipped: the checker either refuses the file or,
-    // where the damage happens to leave a valid proof (a looser bound, an unused entry), still
-    // proves the same position's same value. It never panics.
+    // Any byte of a published certificate flipped, in either form: the checker either refuses
+    // the file or, where the damage happens to leave a valid proof (a looser bound, an unused
+    // entry, another winning move), still proves the same position's same value. It never
+    // panics.
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tables/certificates/a1b2.s4cert");
-    let bytes = std::fs::read(path).unwrap();
-    let truth = verify(&bytes).unwrap();
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let (mut refused, mut held) = (0, 0);
-    for _ in 0..300 {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        let mut damaged = bytes.clone();
-        let at = (state % bytes.len() as u64) as usize;
-        damaged[at] ^= 1 << (state >> 60 & 7);
-        match verify(&damaged) {
-            Ok(verdict) => {
-                assert_eq!((verdict.root, verdict.root_wins), (truth.root, truth.root_wins), "byte {at}");
-                held += 1;
+    let keyed = std::fs::read(path).unwrap();
+    let compact = Certificate::parse(&keyed).unwrap().to_compact_bytes().unwrap();
+    for bytes in [keyed, compact] {
+        let truth = verify(&bytes).unwrap();
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let (mut refused, mut held) = (0, 0);
+        for _ in 0..300 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut damaged = bytes.clone();
+            let at = (state % bytes.len() as u64) as usize;
+            damaged[at] ^= 1 << (state >> 60 & 7);
+            match verify(&damaged) {
+                Ok(verdict) => {
+                    assert_eq!((verdict.root, verdict.root_wins), (truth.root, truth.root_wins), "byte {at}");
+                    held += 1;
+                }
+                Err(_) => refused += 1,
             }
-            Err(_) => refused += 1,
         }
+        assert!(refused > 100, "{refused} refused, {held} held");
     }
-    assert!(refused > 100, "{refused} refused, {held} held");
 }
