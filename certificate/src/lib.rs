@@ -375,10 +375,12 @@ const MAX_HEADER: u64 = 8 + 2 + u16::MAX as u64 + 1 + 8;
 /// otherwise.
 pub fn declared_size(head: &[u8]) -> Result<u64, CertificateError> {
     let start = &head[..head.len().min(MAGIC.len())];
-    let entry_size = match () {
-        () if MAGIC.starts_with(start) => 19,
-        () if COMPACT_MAGIC.starts_with(start) => 1,
-        () => return Err(CertificateError::NotACertificate),
+    let entry_size = if MAGIC.starts_with(start) {
+        19
+    } else if COMPACT_MAGIC.starts_with(start) {
+        1
+    } else {
+        return Err(CertificateError::NotACertificate);
     };
     let mut reader = Reader(head);
     reader.take(MAGIC.len())?;
