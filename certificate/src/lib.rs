@@ -207,8 +207,8 @@ impl Certificate {
         let (header, mut reader) = Header::read(bytes)?;
         let Header { root, root_wins, count, compact } = header;
         if compact {
-            let (_, reached) = check_compact(header, reader.0)?;
-            let entries = reached.into_iter().map(|(key, (_, entry))| (key, entry)).collect();
+            let entries =
+                read_compact(header, reader.0)?.reached.into_iter().map(|(key, (_, entry))| (key, entry)).collect();
             return Ok(Certificate { root, root_wins, entries });
         }
         let mut entries = BTreeMap::new();
@@ -509,8 +509,24 @@ fn check(bytes: &[u8]) -> Result<(Verdict, Reached), CertificateError> {
     Ok((verdict, reached))
 }
 
-/// Checks a compact certificate's moves (`body`, after its header).
+/// Checks a compact certificate's moves (`body`, after its header), with its verdict.
 fn check_compact(header: Header, body: &[u8]) -> Result<(Verdict, Reached), CertificateError> {
+    let walked = read_compact(header, body)?;
+    let verdict = Verdict {
+        root: header.root,
+        root_wins: header.root_wins,
+        bound: walked.root_bound,
+        winner_positions: walked.reached.len() as u64,
+        loser_positions: walked.loser_positions,
+        longest_line: longest_line(header.root, header.root_wins, &walked.reached),
+        unused_entries: 0,
+    };
+    Ok((verdict, walked.reached))
+}
+
+/// The compact form's walk over `body` (the moves after the header), every byte read once:
+/// what [`Certificate::parse`] needs, without the verdict's longest line.
+fn read_compact(header: Header, body: &[u8]) -> Result<Walked, CertificateError> {
     if body.len() as u64 != header.count {
         return Err(if (body.len() as u64) < header.count {
             CertificateError::Truncated
@@ -527,16 +543,7 @@ fn check_compact(header: Header, body: &[u8]) -> Result<(Verdict, Reached), Cert
     if !rest.is_empty() {
         return Err(CertificateError::TrailingBytes);
     }
-    let verdict = Verdict {
-        root: header.root,
-        root_wins: header.root_wins,
-        bound: walked.root_bound,
-        winner_positions: walked.reached.len() as u64,
-        loser_positions: walked.loser_positions,
-        longest_line: longest_line(header.root, header.root_wins, &walked.reached),
-        unused_entries: 0,
-    };
-    Ok((verdict, walked.reached))
+    Ok(walked)
 }
 
 /// What the compact form's walk found: every winner's position with its move and computed
