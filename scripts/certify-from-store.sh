@@ -2,8 +2,8 @@
 # The certificate of a position a proof store proves (a proof assembled over hours), written
 # in passes that resume: each pass walks the store (`shogi4 certify --store --leaves DIR`),
 # keeping every leaf's certificate in DIR; each leaf no search certified (DIR/open.txt) is then
-# proven on its own by the steered, certified prover over a store of its own (the first store
-# as its engine's hints) and certified from that store into DIR; then the next pass.
+# proven on its own (`scripts/prove-open-leaves.sh`: the steered, certified prover over a store
+# of its own, the first store as its engine's hints) and certified into DIR; then the next pass.
 # Usage: scripts/certify-from-store.sh POS STORE DIR OUT [LEAF_MS] [LEAF_MINUTES] [PASSES] [TABLE_MB] [JOBS]
 # Stops when OUT is written (checked by `verify-proof`'s checker), or after PASSES passes.
 # JOBS open leaves are proven at a time (default 1; each prover has one thread).
@@ -18,27 +18,15 @@ if [ -z "${SHOGI4:-}" ]; then
   cargo build --quiet --release -p shogi4-cli
 fi
 shogi4=${SHOGI4:-target/release/shogi4}
-mkdir -p "$dir/stores"
-prove_leaf() { # proves one open leaf on its own, then certifies it into DIR
-  local leaf=$1 name side
-  name=$(echo "$leaf" | sha256sum | cut -c1-16)
-  [ -e "$dir/alone-$name.s4cert" ] && return 0
-  case $(echo "$leaf" | awk '{print $2}') in b) side=first ;; *) side=second ;; esac
-  echo "proving the open leaf $leaf"
-  "$shogi4" prove --steer "$side" --from "$leaf" --store "$dir/stores/$name.redb" \
-    --hints "$store" --certified --ms 1000 --table-mb 1024 --threads 1 --minutes "$leaf_minutes" \
-    --positions 100000000 >/dev/null || true
-  "$shogi4" certify "$leaf" --store "$dir/stores/$name.redb" --ms 0 --nodes 1 \
-    --out "$dir/alone-$name.s4cert" || echo "$leaf not proven in $leaf_minutes minutes"
-}
-export -f prove_leaf
-export shogi4 dir store leaf_minutes
 for pass in $(seq 1 "$passes"); do
   echo "pass $pass: walking the store"
   if "$shogi4" certify "$pos" --store "$store" --leaves "$dir" --ms "$leaf_ms" --table-mb "$table_mb" --out "$out"; then
     exit 0
   fi
-  { grep -v '^$' "$dir/open.txt" || true; } | xargs -d '\n' -r -P "$jobs" -I{} bash -c 'prove_leaf "$1"' _ {}
+  for _ in $(seq 1 "$jobs"); do
+    SHOGI4=$shogi4 scripts/prove-open-leaves.sh "$store" "$leaf_minutes" "$dir" &
+  done
+  wait
 done
 echo "no certificate after $passes passes; the leaves still open are in $dir/open.txt" >&2
 exit 1
