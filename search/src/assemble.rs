@@ -232,7 +232,8 @@ impl<'a> Assembler<'a> {
         }
     }
 
-    /// Leaves no search could certify within the budget.
+    /// Leaves not certified: those no search could certify within the budget, and those an
+    /// earlier pass named open ([`Assembler::open_before`]), which are not searched again.
     pub fn failed(&self) -> u64 {
         self.uncertified.len() as u64
     }

@@ -104,7 +104,8 @@ pub fn assemble(
     );
     let certificate = certificate.ok_or_else(|| {
         CliError::Certificate(format!(
-            "{}: the store's proof could not be spelt out ({failed} of {searched} leaves not certified within the budget)",
+            "{}: the store's proof could not be spelt out ({failed} leaves not certified: those of the {searched} \
+             searched that the budget did not settle, and those an earlier pass named open)",
             position.to_sfen()
         ))
     })?;
