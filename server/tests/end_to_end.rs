@@ -867,14 +867,19 @@ fn a_forged_store_cannot_overrule_a_certificate() {
     // A proven win has a winning move in the same answer.
     let moves = answer["moves"].as_array().unwrap();
     assert!(moves.iter().any(|m| m["category"] == "win"), "no winning move beside a proven win: {answer}");
-    let metrics = {
+    // The conflict may be counted by the store's writer, after the answer went out.
+    let metrics = || {
         let mut stream = TcpStream::connect(&server.address).unwrap();
         write!(stream, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
         let mut text = String::new();
         stream.read_to_string(&mut text).unwrap();
         text
     };
-    assert!(metrics.contains("proof_conflicts_total"), "conflicts not counted");
+    let asked = std::time::Instant::now();
+    while !metrics().contains("proof_conflicts_total") {
+        assert!(asked.elapsed() < std::time::Duration::from_secs(20), "conflicts not counted");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
     // In the store itself, the certificate's win (merged at start-up) replaced the imported
     // forgery, a certificate being the better-founded origin (a search may narrow it since).
     drop(server);
