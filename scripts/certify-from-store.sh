@@ -7,7 +7,8 @@
 # Usage: scripts/certify-from-store.sh POS STORE DIR OUT [LEAF_MS] [LEAF_MINUTES] [PASSES] [TABLE_MB] [JOBS]
 # Stops when OUT is written (checked by `verify-proof`'s checker), or after PASSES passes.
 # JOBS open leaves are proven at a time (default 1; each prover has one thread).
-# Everything it wrote stays in DIR (leaf stores under DIR/stores), so a later call resumes.
+# What it wrote stays in DIR (the stores of leaves not yet proven under DIR/stores), so a
+# later call resumes.
 # SHOGI4=PATH runs that binary instead of building target/release/shogi4 (a copy, so that a
 # build during the hours of a run does not change the program under it).
 set -euo pipefail
