@@ -27,7 +27,8 @@ pub struct Certified {
 
 impl Certified {
     /// The certificates in `dir`, each checked first, with `each` called on every accepted
-    /// file's proven positions; the files refused, with why.
+    /// file's proven positions, a part at a time (a proof of millions of positions is never
+    /// in memory as positions whole); the files refused, with why.
     pub fn load(dir: &Path, mut each: impl FnMut(&Path, &[Proven])) -> (Certified, Vec<(PathBuf, String)>) {
         let mut refused = Vec::new();
         let mut files = Vec::new();
@@ -42,16 +43,22 @@ impl Certified {
                     u16::try_from(files.len()).map(|file| (proven, file)).map_err(|_| "one file too many".to_string())
                 });
             // The reason travels to the log: which file, and what the checker found.
-            let (proven, file) = match proven {
+            let (mut proven, file) = match proven {
                 Ok(found) => found,
                 Err(why) => {
                     refused.push((path, why));
                     continue;
                 }
             };
-            each(&path, &proven);
+            loop {
+                let part: Vec<Proven> = proven.by_ref().take(PART).collect();
+                if part.is_empty() {
+                    break;
+                }
+                each(&path, &part);
+                all.extend(part.iter().filter(|p| p.within < 1 << 15).map(|p| (p.position.key(), pack(file, p))));
+            }
             files.push(path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-            all.extend(proven.iter().filter(|p| p.within < 1 << 15).map(|p| (p.position.key(), pack(file, p))));
         }
         // One entry a position: the smallest bound of any certificate that proves it (all of
         // them agree on the value, since each is a proof).
@@ -85,6 +92,9 @@ impl Certified {
         )
     }
 }
+
+/// Proven positions handed to `each` at a time by [`Certified::load`].
+const PART: usize = 1 << 16;
 
 fn pack(file: u16, proven: &Proven) -> u32 {
     (u32::from(file) << 16) | (u32::from(proven.wins) << 15) | proven.within

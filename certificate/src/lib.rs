@@ -207,8 +207,7 @@ impl Certificate {
         let (header, mut reader) = Header::read(bytes)?;
         let Header { root, root_wins, count, compact } = header;
         if compact {
-            let entries =
-                read_compact(header, reader.0)?.reached.into_iter().map(|(key, (_, entry))| (key, entry)).collect();
+            let entries = read_compact(header, reader.0)?.reached.into_iter().collect();
             return Ok(Certificate { root, root_wins, entries });
         }
         let mut entries = BTreeMap::new();
@@ -421,8 +420,15 @@ pub fn verify(bytes: &[u8]) -> Result<Verdict, CertificateError> {
     check(bytes).map(|(verdict, _)| verdict)
 }
 
-/// The winner's positions a check reached from the root, by key, with their entries.
-type Reached = HashMap<u128, (Position, Entry)>;
+/// The winner's positions a check reached from the root, by key, with their entries. A
+/// position is rebuilt from its key where it is needed ([`position_of`]): a few bytes a
+/// position instead of a whole board, for proofs of millions of positions.
+type Reached = HashMap<u128, Entry>;
+
+/// The position of a key that [`Position::key`] wrote.
+fn position_of(key: u128) -> Position {
+    Position::from_key(key).expect("a key written by Position::key")
+}
 
 /// [`verify`], with every winner's position reached from the root and its entry.
 fn check(bytes: &[u8]) -> Result<(Verdict, Reached), CertificateError> {
@@ -465,7 +471,7 @@ fn check(bytes: &[u8]) -> Result<(Verdict, Reached), CertificateError> {
         if bound > limit {
             return Err(CertificateError::BoundNotDecreasing(position.to_sfen()));
         }
-        if reached.insert(key, (position, entry)).is_some() {
+        if reached.insert(key, entry).is_some() {
             continue;
         }
         if bound % 2 == 0 {
@@ -626,7 +632,7 @@ impl<F: FnMut(&Position) -> Result<u8, CertificateError>> Walker<F> {
             };
             let key = done.winner.key();
             self.open.remove(&key);
-            self.reached.insert(key, (done.winner, entry));
+            self.reached.insert(key, entry);
             match self.stack.last_mut() {
                 Some(parent) => parent.slowest = parent.slowest.max(bound),
                 None => return Ok(bound),
@@ -638,7 +644,7 @@ impl<F: FnMut(&Position) -> Result<u8, CertificateError>> Walker<F> {
     /// else opened on the stack.
     fn enter(&mut self, position: Position) -> Result<Option<u32>, CertificateError> {
         let key = position.key();
-        if let Some((_, entry)) = self.reached.get(&key) {
+        if let Some(entry) = self.reached.get(&key) {
             return Ok(Some(u32::from(entry.bound)));
         }
         if self.open.contains(&key) {
@@ -649,7 +655,7 @@ impl<F: FnMut(&Position) -> Result<u8, CertificateError>> Walker<F> {
         let &mv =
             moves.get(usize::from(move_index)).ok_or_else(|| CertificateError::IllegalMove(position.to_sfen()))?;
         if position.captures_royal(mv) {
-            self.reached.insert(key, (position, Entry { move_index, bound: 1 }));
+            self.reached.insert(key, Entry { move_index, bound: 1 });
             return Ok(Some(1));
         }
         let loser = position.play_unchecked(mv);
@@ -682,31 +688,44 @@ pub struct Proven {
 /// Every position a certificate proves, once [`verify`] accepts it: each winner's position
 /// reached from the root (a win within its bound), the position after its winning move (a
 /// loss within one ply less, since every reply leads to a win within two less), and a losing
-/// root.
-pub fn proven_positions(bytes: &[u8]) -> Result<Vec<Proven>, CertificateError> {
+/// root. Made one at a time, so that a proof of millions of positions is read without a board
+/// apiece in memory.
+pub fn proven_positions(bytes: &[u8]) -> Result<ProvenPositions, CertificateError> {
     let (verdict, reached) = check(bytes)?;
-    let mut proven = Vec::with_capacity(2 * reached.len() + 1);
-    if !verdict.root_wins {
-        proven.push(Proven { position: verdict.root, wins: false, within: verdict.bound });
-    }
-    for (position, entry) in reached.into_values() {
-        let bound = u32::from(entry.bound);
-        proven.push(Proven { position, wins: true, within: bound });
-        if let Some(loser) = after(&position, entry) {
-            proven.push(Proven { position: loser, wins: false, within: bound - 1 });
+    let root = (!verdict.root_wins).then_some(Proven { position: verdict.root, wins: false, within: verdict.bound });
+    Ok(ProvenPositions { next: root, reached: reached.into_iter() })
+}
+
+/// The positions a checked certificate proves ([`proven_positions`]).
+pub struct ProvenPositions {
+    /// The position to give next, before the next entry's.
+    next: Option<Proven>,
+    reached: std::collections::hash_map::IntoIter<u128, Entry>,
+}
+
+impl Iterator for ProvenPositions {
+    type Item = Proven;
+
+    fn next(&mut self) -> Option<Proven> {
+        if let Some(proven) = self.next.take() {
+            return Some(proven);
         }
+        let (key, entry) = self.reached.next()?;
+        let position = position_of(key);
+        let bound = u32::from(entry.bound);
+        self.next = after(&position, entry).map(|loser| Proven { position: loser, wins: false, within: bound - 1 });
+        Some(Proven { position, wins: true, within: bound })
     }
-    Ok(proven)
 }
 
 /// The longest line of a checked proof: positions in ascending bound order, so that every
 /// position's successors (whose bounds are smaller) are measured before it.
 fn longest_line(root: Position, root_wins: bool, reached: &Reached) -> u32 {
-    let mut order: Vec<(&u128, &(Position, Entry))> = reached.iter().collect();
-    order.sort_by_key(|(_, (_, entry))| entry.bound);
+    let mut order: Vec<(u128, Entry)> = reached.iter().map(|(&key, &entry)| (key, entry)).collect();
+    order.sort_unstable_by_key(|(_, entry)| entry.bound);
     let mut length: HashMap<u128, u32> = HashMap::with_capacity(order.len());
-    for (&key, &(position, entry)) in order {
-        let line = match after(&position, entry) {
+    for (key, entry) in order {
+        let line = match after(&position_of(key), entry) {
             None => 1,
             Some(loser) => {
                 let replies = loser.legal_moves();

@@ -48,7 +48,7 @@ fn every_published_certificate_rewritten_compactly_proves_the_same() {
         assert_eq!(compact.len() as u64 + 18 * is.winner_positions, keyed.len() as u64, "{name}");
         // The same positions proven, each no looser than before.
         let proven = |bytes: &[u8]| -> HashMap<u128, (bool, u32)> {
-            proven_positions(bytes).unwrap().into_iter().map(|p| (p.position.key(), (p.wins, p.within))).collect()
+            proven_positions(bytes).unwrap().map(|p| (p.position.key(), (p.wins, p.within))).collect()
         };
         let (before, after) = (proven(&keyed), proven(&compact));
         assert_eq!(before.len(), after.len(), "{name}");

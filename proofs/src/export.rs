@@ -119,7 +119,7 @@ impl ProofStore {
     /// Merges the positions a checked certificate proves
     /// ([`shogi4_certificate::proven_positions`]), as [`ProofStore::import_certificate`] does.
     pub fn import_proven(&self, proven: &[shogi4_certificate::Proven]) -> Result<Imported, StoreError> {
-        self.import_facts(&proven_facts(proven), Origin::Certificate)
+        self.import_facts(&proven_facts(proven.iter().copied()), Origin::Certificate)
     }
 }
 
@@ -133,12 +133,12 @@ pub fn read_certificate(path: &Path) -> Result<Vec<(u128, Outcome)>, StoreError>
     let bytes = shogi4_certificate::read_file(path).map_err(|e| StoreError::Io(path.to_path_buf(), e))?;
     let proven = shogi4_certificate::proven_positions(&bytes)
         .map_err(|e| StoreError::Export(path.to_path_buf(), format!("certificate refused: {e}")))?;
-    Ok(proven_facts(&proven))
+    Ok(proven_facts(proven))
 }
 
 /// A checked certificate's positions as outcomes by position key.
-fn proven_facts(proven: &[shogi4_certificate::Proven]) -> Vec<(u128, Outcome)> {
-    proven.iter().map(|p| (p.position.key(), certified_outcome(p))).collect()
+fn proven_facts(proven: impl IntoIterator<Item = shogi4_certificate::Proven>) -> Vec<(u128, Outcome)> {
+    proven.into_iter().map(|p| (p.position.key(), certified_outcome(&p))).collect()
 }
 
 /// Whether the file at `path` begins as a proof certificate does (`S4CERT1` or `S4CERT2`).

@@ -196,15 +196,28 @@ fn check_and_merge(search: &SearchService, store_path: Option<&std::path::Path>,
             Err(error) => tracing::warn!(%error, "published proofs not merged"),
         }
     }
+    // Per file: the records checked, those the store changed, and the first merge error.
+    let mut merged: Vec<(std::path::PathBuf, u64, u64, Option<String>)> = Vec::new();
     let (certified, refused) = Certified::load(&tables.join(CERTIFICATES), |file, proven| {
-        let merged = writable.map(|store| store.import_proven(proven));
-        match merged {
-            Some(Err(error)) => tracing::warn!(file = %file.display(), %error, "certificate not merged into the store"),
-            Some(Ok(imported)) => tracing::info!(file = %file.display(), records = imported.records,
-                changed = imported.changed, "certificate checked and merged into the store"),
-            None => tracing::info!(file = %file.display(), records = proven.len(), "certificate checked"),
+        if merged.last().is_none_or(|(last, ..)| last != file) {
+            merged.push((file.to_path_buf(), 0, 0, None));
+        }
+        let (_, records, changed, error) = merged.last_mut().expect("pushed above");
+        *records += proven.len() as u64;
+        match writable.filter(|_| error.is_none()).map(|store| store.import_proven(proven)) {
+            Some(Ok(imported)) => *changed += imported.changed,
+            Some(Err(failed)) => *error = Some(failed.to_string()),
+            None => {}
         }
     });
+    for (file, records, changed, error) in merged {
+        match (error, writable) {
+            (Some(error), _) => tracing::warn!(file = %file.display(), %error, "certificate not merged into the store"),
+            (None, Some(_)) => tracing::info!(file = %file.display(), records, changed,
+                "certificate checked and merged into the store"),
+            (None, None) => tracing::info!(file = %file.display(), records, "certificate checked"),
+        }
+    }
     for (file, error) in refused {
         tracing::warn!(file = %file.display(), %error, "certificate not served");
     }
