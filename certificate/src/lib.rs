@@ -207,7 +207,8 @@ impl Certificate {
         let (header, mut reader) = Header::read(bytes)?;
         let Header { root, root_wins, count, compact } = header;
         if compact {
-            let entries = read_compact(header, reader.0)?.reached.into_iter().collect();
+            let entries =
+                read_compact(header, reader.0)?.reached.into_iter().map(|(key, at)| (key, at.entry)).collect();
             return Ok(Certificate { root, root_wins, entries });
         }
         let mut entries = BTreeMap::new();
@@ -420,10 +421,18 @@ pub fn verify(bytes: &[u8]) -> Result<Verdict, CertificateError> {
     check(bytes).map(|(verdict, _)| verdict)
 }
 
-/// The winner's positions a check reached from the root, by key, with their entries. A
-/// position is rebuilt from its key where it is needed ([`position_of`]): a few bytes a
-/// position instead of a whole board, for proofs of millions of positions.
-type Reached = HashMap<u128, Entry>;
+/// The winner's positions a check reached from the root, by key. A position is rebuilt from
+/// its key where it is needed ([`position_of`]): a few bytes a position instead of a whole
+/// board, for proofs of millions of positions.
+type Reached = HashMap<u128, Reach>;
+
+/// A winner's position reached: its entry, and its longest line (plies to the royal capture
+/// along the slowest line the proof allows below it).
+#[derive(Clone, Copy)]
+struct Reach {
+    entry: Entry,
+    line: u32,
+}
 
 /// The position of a key that [`Position::key`] wrote.
 fn position_of(key: u128) -> Position {
@@ -471,7 +480,7 @@ fn check(bytes: &[u8]) -> Result<(Verdict, Reached), CertificateError> {
         if bound > limit {
             return Err(CertificateError::BoundNotDecreasing(position.to_sfen()));
         }
-        if reached.insert(key, entry).is_some() {
+        if reached.insert(key, Reach { entry, line: 0 }).is_some() {
             continue;
         }
         if bound % 2 == 0 {
@@ -498,6 +507,7 @@ fn check(bytes: &[u8]) -> Result<(Verdict, Reached), CertificateError> {
     }
     // A position met again with a smaller limit was checked against it above (the bound
     // test comes before the "seen" test), so every edge respects the bounds.
+    measure_lines(&mut reached);
     let longest_line = longest_line(certificate.root, certificate.root_wins, &reached);
     let bound = match root_bound {
         Some(bound) => bound,
@@ -595,6 +605,8 @@ struct Open {
     replies: Vec<Position>,
     next: usize,
     slowest: u32,
+    /// The longest line below any reply walked so far.
+    longest: u32,
 }
 
 /// The walk's state: its own stack (lines may be long), so that no input can overflow the
@@ -611,16 +623,17 @@ struct Walker<F> {
 impl<F: FnMut(&Position) -> Result<u8, CertificateError>> Walker<F> {
     /// The bound of the winner's position `start`, walking what is below it.
     fn bound_of(&mut self, start: Position) -> Result<u32, CertificateError> {
-        if let Some(bound) = self.enter(start)? {
+        if let Some((bound, _)) = self.enter(start)? {
             return Ok(bound);
         }
         loop {
             let top = self.stack.last_mut().expect("an open position");
             if let Some(&reply) = top.replies.get(top.next) {
                 top.next += 1;
-                if let Some(bound) = self.enter(reply)? {
+                if let Some((bound, line)) = self.enter(reply)? {
                     let top = self.stack.last_mut().expect("an open position");
                     top.slowest = top.slowest.max(bound);
+                    top.longest = top.longest.max(line);
                 }
                 continue;
             }
@@ -632,20 +645,26 @@ impl<F: FnMut(&Position) -> Result<u8, CertificateError>> Walker<F> {
             };
             let key = done.winner.key();
             self.open.remove(&key);
-            self.reached.insert(key, entry);
+            // The winner's move and the loser's reply, then the slowest line below; one ply
+            // where the loser has no reply.
+            let line = if done.replies.is_empty() { 1 } else { done.longest + 2 };
+            self.reached.insert(key, Reach { entry, line });
             match self.stack.last_mut() {
-                Some(parent) => parent.slowest = parent.slowest.max(bound),
+                Some(parent) => {
+                    parent.slowest = parent.slowest.max(bound);
+                    parent.longest = parent.longest.max(line);
+                }
                 None => return Ok(bound),
             }
         }
     }
 
-    /// Meets a winner's position: its bound if it is settled (already, or by a royal capture),
-    /// else opened on the stack.
-    fn enter(&mut self, position: Position) -> Result<Option<u32>, CertificateError> {
+    /// Meets a winner's position: its bound and longest line if it is settled (already, or by
+    /// a royal capture), else opened on the stack.
+    fn enter(&mut self, position: Position) -> Result<Option<(u32, u32)>, CertificateError> {
         let key = position.key();
-        if let Some(entry) = self.reached.get(&key) {
-            return Ok(Some(u32::from(entry.bound)));
+        if let Some(at) = self.reached.get(&key) {
+            return Ok(Some((u32::from(at.entry.bound), at.line)));
         }
         if self.open.contains(&key) {
             return Err(CertificateError::Cycle(position.to_sfen()));
@@ -655,8 +674,8 @@ impl<F: FnMut(&Position) -> Result<u8, CertificateError>> Walker<F> {
         let &mv =
             moves.get(usize::from(move_index)).ok_or_else(|| CertificateError::IllegalMove(position.to_sfen()))?;
         if position.captures_royal(mv) {
-            self.reached.insert(key, Entry { move_index, bound: 1 });
-            return Ok(Some(1));
+            self.reached.insert(key, Reach { entry: Entry { move_index, bound: 1 }, line: 1 });
+            return Ok(Some((1, 1)));
         }
         let loser = position.play_unchecked(mv);
         self.losers += 1;
@@ -669,7 +688,7 @@ impl<F: FnMut(&Position) -> Result<u8, CertificateError>> Walker<F> {
         }
         self.open.insert(key);
         // With no reply, the loser has lost at its turn: a bound of 3, as the keyed form asks.
-        self.stack.push(Open { winner: position, move_index, replies, next: 0, slowest: 1 });
+        self.stack.push(Open { winner: position, move_index, replies, next: 0, slowest: 1, longest: 0 });
         Ok(None)
     }
 }
@@ -700,7 +719,7 @@ pub fn proven_positions(bytes: &[u8]) -> Result<ProvenPositions, CertificateErro
 pub struct ProvenPositions {
     /// The position to give next, before the next entry's.
     next: Option<Proven>,
-    reached: std::collections::hash_map::IntoIter<u128, Entry>,
+    reached: std::collections::hash_map::IntoIter<u128, Reach>,
 }
 
 impl Iterator for ProvenPositions {
@@ -710,7 +729,7 @@ impl Iterator for ProvenPositions {
         if let Some(proven) = self.next.take() {
             return Some(proven);
         }
-        let (key, entry) = self.reached.next()?;
+        let (key, Reach { entry, .. }) = self.reached.next()?;
         let position = position_of(key);
         let bound = u32::from(entry.bound);
         self.next = after(&position, entry).map(|loser| Proven { position: loser, wins: false, within: bound - 1 });
@@ -718,27 +737,31 @@ impl Iterator for ProvenPositions {
     }
 }
 
-/// The longest line of a checked proof: positions in ascending bound order, so that every
-/// position's successors (whose bounds are smaller) are measured before it.
-fn longest_line(root: Position, root_wins: bool, reached: &Reached) -> u32 {
-    let mut order: Vec<(u128, Entry)> = reached.iter().map(|(&key, &entry)| (key, entry)).collect();
-    order.sort_unstable_by_key(|(_, entry)| entry.bound);
-    let mut length: HashMap<u128, u32> = HashMap::with_capacity(order.len());
-    for (key, entry) in order {
-        let line = match after(&position_of(key), entry) {
+/// Measures the longest line below each of a keyed certificate's winner's positions, in
+/// ascending bound order, so that every position's successors (whose bounds are smaller) are
+/// measured before it. (The compact form's walk measures them as it goes.)
+fn measure_lines(reached: &mut Reached) {
+    let mut order: Vec<(u16, u128)> = reached.iter().map(|(&key, at)| (at.entry.bound, key)).collect();
+    order.sort_unstable();
+    for (_, key) in order {
+        let line = match after(&position_of(key), reached[&key].entry) {
             None => 1,
             Some(loser) => {
                 let replies = loser.legal_moves();
-                2 + replies.iter().map(|&reply| length[&loser.play_unchecked(reply).key()]).max().unwrap_or(0)
+                2 + replies.iter().map(|&reply| reached[&loser.play_unchecked(reply).key()].line).max().unwrap_or(0)
                     - u32::from(replies.is_empty())
             }
         };
-        length.insert(key, line);
+        reached.get_mut(&key).expect("a reached position").line = line;
     }
+}
+
+/// The longest line of a checked proof, from its measured positions.
+fn longest_line(root: Position, root_wins: bool, reached: &Reached) -> u32 {
     if root_wins {
-        length[&root.key()]
+        reached[&root.key()].line
     } else {
-        1 + root.legal_moves().iter().map(|&mv| length[&root.play_unchecked(mv).key()]).max().unwrap_or(0)
+        1 + root.legal_moves().iter().map(|&mv| reached[&root.play_unchecked(mv).key()].line).max().unwrap_or(0)
             - u32::from(root.legal_moves().is_empty())
     }
 }
