@@ -645,9 +645,7 @@ impl<F: FnMut(&Position) -> Result<u8, CertificateError>> Walker<F> {
             };
             let key = done.winner.key();
             self.open.remove(&key);
-            // The winner's move and the loser's reply, then the slowest line below; one ply
-            // where the loser has no reply.
-            let line = if done.replies.is_empty() { 1 } else { done.longest + 2 };
+            let line = line_through(done.replies.len(), done.longest);
             self.reached.insert(key, Reach { entry, line });
             match self.stack.last_mut() {
                 Some(parent) => {
@@ -748,11 +746,22 @@ fn measure_lines(reached: &mut Reached) {
             None => 1,
             Some(loser) => {
                 let replies = loser.legal_moves();
-                2 + replies.iter().map(|&reply| reached[&loser.play_unchecked(reply).key()].line).max().unwrap_or(0)
-                    - u32::from(replies.is_empty())
+                let longest = replies.iter().map(|&reply| reached[&loser.play_unchecked(reply).key()].line).max();
+                line_through(replies.len(), longest.unwrap_or(0))
             }
         };
         reached.get_mut(&key).expect("a reached position").line = line;
+    }
+}
+
+/// The longest line of a winner's position whose move leaves the loser `replies` replies, the
+/// longest line below them being `longest`: the move and a reply, then that line; one ply
+/// where the loser has no reply.
+fn line_through(replies: usize, longest: u32) -> u32 {
+    if replies == 0 {
+        1
+    } else {
+        longest + 2
     }
 }
 
