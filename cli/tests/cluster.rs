@@ -149,9 +149,7 @@ const ADDRESS_IN_USE: i32 = 75;
 fn start_three(dir: &Path, material: &str) -> Vec<Child> {
     let mut failures = Vec::new();
     for attempt in 0..5 {
-        let listeners: Vec<_> = (0..3).map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap()).collect();
-        let hosts: Vec<String> = listeners.iter().map(|l| l.local_addr().unwrap().to_string()).collect();
-        drop(listeners);
+        let hosts: Vec<String> = free_ports(3).iter().map(|port| format!("127.0.0.1:{port}")).collect();
         let hostfile = dir.join(format!("hosts-{attempt}"));
         std::fs::write(&hostfile, format!("# a test cluster\n{}\n", hosts.join("\n"))).unwrap();
         let mut processes: Vec<Child> = (0..3)
@@ -195,6 +193,22 @@ fn start_three(dir: &Path, material: &str) -> Vec<Child> {
         }
     }
     panic!("the cluster never started:\n{}", failures.join("\n"));
+}
+
+/// `count` distinct ports free a moment ago, below the kernel's ephemeral range as the local
+/// launcher picks them: no connection gets one as its source port before its process listens.
+fn free_ports(count: usize) -> Vec<u16> {
+    let ephemeral: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .map_or(32768, |range| range.split_whitespace().next().unwrap().parse().unwrap());
+    let mut held = Vec::new();
+    while held.len() < count {
+        let random = std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0);
+        let port = 10_000 + (random % u64::from(ephemeral - 10_000)) as u16;
+        if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+            held.push(listener);
+        }
+    }
+    held.iter().map(|l| l.local_addr().unwrap().port()).collect()
 }
 
 /// The lines of `child`'s standard error, read on a thread of their own.

@@ -278,12 +278,7 @@ enum Ended {
 
 /// One start of the cluster on ports free a moment before.
 fn launch_once(material: Material, processes: usize, options: &Options) -> Result<Ended, CliError> {
-    // Free ports, found by binding to port 0; released just before the processes bind them.
-    let listeners: Vec<TcpListener> =
-        (0..processes).map(|_| TcpListener::bind("127.0.0.1:0")).collect::<Result<_, _>>().map_err(io_error)?;
-    let addresses: Vec<String> =
-        listeners.iter().map(|l| l.local_addr().map(|a| a.to_string())).collect::<Result<_, _>>().map_err(io_error)?;
-    drop(listeners);
+    let addresses = free_ports(processes)?.into_iter().map(|port| format!("127.0.0.1:{port}")).collect::<Vec<_>>();
     // Outside the output directory: a launcher killed by a signal leaves it behind.
     let hostfile = std::env::temp_dir().join(format!("shogi4-{material}-hosts-{}", std::process::id()));
     std::fs::write(&hostfile, addresses.join("\n") + "\n").map_err(io_error)?;
@@ -314,6 +309,40 @@ fn launch_once(material: Material, processes: usize, options: &Options) -> Resul
     let ended = wait_all(&mut children);
     let _ = std::fs::remove_file(&hostfile);
     Ok(ended)
+}
+
+/// `count` ports free on loopback a moment ago, picked at random below the kernel's ephemeral
+/// range: the kernel never hands those out on its own, so between the pick and the moment a
+/// process listens, no connection of this cluster (or any program) gets one as its source
+/// port, and a process connecting to a peer not yet listening cannot reach itself (TCP's
+/// simultaneous open on one port). Only a program binding that very port by number can take
+/// it meanwhile, which the launcher mends by starting again.
+fn free_ports(count: usize) -> Result<Vec<u16>, CliError> {
+    // The kernel's lowest ephemeral port (Linux's default when the file cannot be read).
+    let ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768);
+    const LOWEST: u16 = 10_000;
+    let span = u64::from(ephemeral.saturating_sub(LOWEST)).max(1);
+    let mut ports = Vec::with_capacity(count);
+    let mut held = Vec::with_capacity(count);
+    for _ in 0..count * 100 {
+        if ports.len() == count {
+            break;
+        }
+        let random = std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0);
+        let port = LOWEST + (random % span) as u16;
+        if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
+            // Held until all are picked, so no port is picked twice.
+            held.push(listener);
+            ports.push(port);
+        }
+    }
+    if ports.len() < count {
+        return Err(CliError::Cluster(format!("found only {} of {count} free ports on loopback", ports.len())));
+    }
+    Ok(ports)
 }
 
 /// Waits for every process; when one fails, gives the others a few seconds to stop on their
@@ -386,6 +415,19 @@ mod tests {
 
     fn shell(script: &str) -> Child {
         Command::new("sh").args(["-c", script]).spawn().unwrap()
+    }
+
+    #[test]
+    fn a_cluster_gets_distinct_free_ports_that_the_kernel_never_picks_itself() {
+        let ephemeral: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .map_or(32768, |range| range.split_whitespace().next().unwrap().parse().unwrap());
+        let ports = free_ports(64).unwrap();
+        let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
+        assert_eq!(distinct.len(), 64, "{ports:?}");
+        assert!(ports.iter().all(|&port| (10_000..ephemeral).contains(&port)), "{ports:?}");
+        // A kernel-picked port is ephemeral, so never one of these.
+        let picked = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        assert!(picked >= ephemeral, "{picked}");
     }
 
     #[test]
