@@ -16,7 +16,7 @@ cd "$(dirname "$0")/.."
 rev="${1:-HEAD}"
 tables="${2:-tables}"
 per_game="${3:-20}"
-cargo build --quiet --release -p shogi4-server -p shogi4-engine --example sample_positions
+cargo build --quiet --release -p shogi4-server -p shogi4-engine --bins --example sample_positions
 # shellcheck source=scripts/lib/other-build.sh
 . scripts/lib/other-build.sh
 build_other "$rev" shogi4-server

@@ -24,7 +24,7 @@ searched="${1:-300}"
 tabled="${2:-20000}"
 per_game="${3:-20}"
 tables="${4:-tables}"
-cargo build --quiet --release -p shogi4-server -p shogi4-engine --example sample_positions
+cargo build --quiet --release -p shogi4-server -p shogi4-engine --bins --example sample_positions
 work="$(mktemp -d)"
 server=""
 trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT

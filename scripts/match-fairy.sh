@@ -60,7 +60,7 @@ if [ "$perft" != 624 ]; then
     echo "$fairy does not play Shogi4 (perft 3: ${perft:-none}, expected 624); is it patched with the friendly jump?" >&2
     exit 1
 fi
-cargo build --quiet --release -p shogi4-cli -p shogi4-play --example match
+cargo build --quiet --release -p shogi4-cli -p shogi4-play --bins --example match
 cp target/release/shogi4 "$work/ours"
 echo "A: shogi4 uci (working tree, the engine alone); B: $fairy"
 target/release/examples/match "$work/ours uci --tables /nonexistent" \

@@ -20,7 +20,7 @@ for option in "$@"; do options="$options;;$option"; done
 
 work=$(mktemp -d)
 trap 'git worktree remove --force "$work/base" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
-cargo build --quiet --release -p shogi4-cli -p shogi4-play --example match
+cargo build --quiet --release -p shogi4-cli -p shogi4-play --bins --example match
 cp target/release/shogi4 "$work/new"
 cp target/release/examples/match "$work/match"
 if [ "$base" = "WORKTREE" ]; then
