@@ -5,8 +5,8 @@ use shogi4_certificate::{verify, Certificate};
 use shogi4_engine::Position;
 
 /// The lines after which the player to move loses (the line's last move wins), where their
-/// certificates are published (`c1b2`'s is the next to come, after its two open replies');
-/// after every other published line the player to move wins. `start` names the empty line.
+/// certificates are published (`c1b2`'s is inside the solution's, `tables/solution/`); after
+/// every other published line the player to move wins. `start` names the empty line.
 const LINES_THAT_WIN: &[&str] = &["c1b2"];
 
 #[test]
@@ -34,6 +34,33 @@ fn every_published_certificate_proves_the_value_its_line_claims() {
         checked += 1;
     }
     assert!(checked >= 11, "{checked} certificates");
+}
+
+/// The weak solution: `tables/solution/start.s4cert` proves that the first player wins from
+/// the start, by the rules alone. It is kept apart from `tables/certificates/`, which a server
+/// loads at every start, for its size.
+#[test]
+fn the_solution_proves_that_the_first_player_wins_from_the_start() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tables/solution/start.s4cert");
+    let bytes = std::fs::read(&path).expect("tables/solution/start.s4cert exists");
+    let verdict = verify(&bytes).unwrap();
+    assert_eq!(verdict.root, Position::start());
+    assert!(verdict.root_wins, "the side to move at the start, the first player, wins");
+    assert_eq!(verdict.unused_entries, 0);
+    // The first move it proves is c1b2: the position after it is in the proof.
+    let after = Position::start().play_unchecked(Position::start().parse_move("c1b2").unwrap());
+    let proven = shogi4_certificate::proven_positions(&bytes).unwrap();
+    assert!(proven.into_iter().any(|p| p.position == after && !p.wins), "c1b2 is the winning move");
+
+    // Cut short anywhere, or with its last byte changed, it proves nothing.
+    for cut in [bytes.len() / 3, bytes.len() - 1] {
+        assert!(verify(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+    let mut damaged = bytes.clone();
+    *damaged.last_mut().unwrap() ^= 0x40;
+    if let Ok(verdict) = verify(&damaged) {
+        assert_eq!((verdict.root, verdict.root_wins), (Position::start(), true));
+    }
 }
 
 #[test]
