@@ -52,7 +52,8 @@ fn the_solution_proves_that_the_first_player_wins_from_the_start() {
     let proven = shogi4_certificate::proven_positions(&bytes).unwrap();
     assert!(proven.into_iter().any(|p| p.position == after && !p.wins), "c1b2 is the winning move");
 
-    // Cut short anywhere, or with its last byte changed, it proves nothing.
+    // Cut short (to a third, or by its last byte), it is refused; with its last byte changed,
+    // it is refused or still proves the same.
     for cut in [bytes.len() / 3, bytes.len() - 1] {
         assert!(verify(&bytes[..cut]).is_err(), "cut at {cut}");
     }

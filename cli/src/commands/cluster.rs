@@ -325,24 +325,19 @@ fn free_ports(count: usize) -> Result<Vec<u16>, CliError> {
         .unwrap_or(32768);
     const LOWEST: u16 = 10_000;
     let span = u64::from(ephemeral.saturating_sub(LOWEST)).max(1);
-    let mut ports = Vec::with_capacity(count);
-    let mut held = Vec::with_capacity(count);
+    // Each listener is held until all are picked, so that no port is picked twice.
+    let mut held: Vec<(u16, TcpListener)> = Vec::with_capacity(count);
     for _ in 0..count * 100 {
-        if ports.len() == count {
-            break;
-        }
         let random = std::hash::BuildHasher::hash_one(&std::collections::hash_map::RandomState::new(), 0);
         let port = LOWEST + (random % span) as u16;
         if let Ok(listener) = TcpListener::bind(("127.0.0.1", port)) {
-            // Held until all are picked, so no port is picked twice.
-            held.push(listener);
-            ports.push(port);
+            held.push((port, listener));
+            if held.len() == count {
+                return Ok(held.into_iter().map(|(port, _)| port).collect());
+            }
         }
     }
-    if ports.len() < count {
-        return Err(CliError::Cluster(format!("found only {} of {count} free ports on loopback", ports.len())));
-    }
-    Ok(ports)
+    Err(CliError::Cluster(format!("found only {} of {count} free ports on loopback", held.len())))
 }
 
 /// Waits for every process; when one fails, gives the others a few seconds to stop on their
