@@ -710,14 +710,23 @@ pub struct Proven {
 pub fn proven_positions(bytes: &[u8]) -> Result<ProvenPositions, CertificateError> {
     let (verdict, reached) = check(bytes)?;
     let root = (!verdict.root_wins).then_some(Proven { position: verdict.root, wins: false, within: verdict.bound });
-    Ok(ProvenPositions { next: root, reached: reached.into_iter() })
+    Ok(ProvenPositions { verdict, next: root, reached: reached.into_iter() })
 }
 
 /// The positions a checked certificate proves ([`proven_positions`]).
 pub struct ProvenPositions {
+    /// What the check found, as [`verify`] gives it.
+    verdict: Verdict,
     /// The position to give next, before the next entry's.
     next: Option<Proven>,
     reached: std::collections::hash_map::IntoIter<u128, Reach>,
+}
+
+impl ProvenPositions {
+    /// What the check found: the same verdict [`verify`] gives, without checking again.
+    pub fn verdict(&self) -> &Verdict {
+        &self.verdict
+    }
 }
 
 impl Iterator for ProvenPositions {

@@ -43,14 +43,15 @@ fn every_published_certificate_proves_the_value_its_line_claims() {
 fn the_solution_proves_that_the_first_player_wins_from_the_start() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tables/solution/start.s4cert");
     let bytes = std::fs::read(&path).expect("tables/solution/start.s4cert exists");
-    let verdict = verify(&bytes).unwrap();
+    // One check gives both the verdict and the positions proven.
+    let mut proven = shogi4_certificate::proven_positions(&bytes).unwrap();
+    let verdict = proven.verdict().clone();
     assert_eq!(verdict.root, Position::start());
     assert!(verdict.root_wins, "the side to move at the start, the first player, wins");
     assert_eq!(verdict.unused_entries, 0);
     // The first move it proves is c1b2: the position after it is in the proof.
     let after = Position::start().play_unchecked(Position::start().parse_move("c1b2").unwrap());
-    let proven = shogi4_certificate::proven_positions(&bytes).unwrap();
-    assert!(proven.into_iter().any(|p| p.position == after && !p.wins), "c1b2 is the winning move");
+    assert!(proven.any(|p| p.position == after && !p.wins), "c1b2 is the winning move");
 
     // Cut short (to a third, or by its last byte), it is refused; with its last byte changed,
     // it is refused or still proves the same.
