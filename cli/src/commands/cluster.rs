@@ -318,13 +318,8 @@ fn launch_once(material: Material, processes: usize, options: &Options) -> Resul
 /// simultaneous open on one port). Only a program binding that very port by number can take
 /// it meanwhile, which the launcher mends by starting again.
 fn free_ports(count: usize) -> Result<Vec<u16>, CliError> {
-    // The kernel's lowest ephemeral port (Linux's default when the file cannot be read).
-    let ephemeral = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-        .ok()
-        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
-        .unwrap_or(32768);
     const LOWEST: u16 = 10_000;
-    let span = u64::from(ephemeral.saturating_sub(LOWEST)).max(1);
+    let span = u64::from(lowest_ephemeral_port().saturating_sub(LOWEST)).max(1);
     // Each listener is held until all are picked, so that no port is picked twice.
     let mut held: Vec<(u16, TcpListener)> = Vec::with_capacity(count);
     for _ in 0..count * 100 {
@@ -338,6 +333,14 @@ fn free_ports(count: usize) -> Result<Vec<u16>, CliError> {
         }
     }
     Err(CliError::Cluster(format!("found only {} of {count} free ports on loopback", held.len())))
+}
+
+/// The kernel's lowest ephemeral port (Linux's default when its setting cannot be read).
+fn lowest_ephemeral_port() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|range| range.split_whitespace().next()?.parse::<u16>().ok())
+        .unwrap_or(32768)
 }
 
 /// Waits for every process; when one fails, gives the others a few seconds to stop on their
@@ -414,8 +417,7 @@ mod tests {
 
     #[test]
     fn a_cluster_gets_distinct_free_ports_that_the_kernel_never_picks_itself() {
-        let ephemeral: u16 = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
-            .map_or(32768, |range| range.split_whitespace().next().unwrap().parse().unwrap());
+        let ephemeral = lowest_ephemeral_port();
         let ports = free_ports(64).unwrap();
         let distinct: std::collections::BTreeSet<u16> = ports.iter().copied().collect();
         assert_eq!(distinct.len(), 64, "{ports:?}");
