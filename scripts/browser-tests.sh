@@ -19,7 +19,9 @@ if [ ! -d tests/browser/node_modules/playwright-core ]; then
     (cd tests/browser && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error)
 fi
 cargo build --quiet -p shogi4-server
-mkdir -p target/browser/tables
+mkdir -p target/browser/tables/certificates
+# One published certificate, small, for the explorer's "proven by the certificate" test.
+cp tables/certificates/a2a3.s4cert target/browser/tables/certificates/
 export SHOGI4_SERVER_BIN=$PWD/target/debug/shogi4-server
 export SHOGI4_TABLES=$PWD/target/browser/tables
 export SHOGI4_ARTIFACTS=$PWD/target/browser

@@ -15,7 +15,7 @@
 
 mod certified;
 
-pub use certified::{certificate_files, Certified, Knowledge, CERTIFICATES};
+pub use certified::{certificate_files, Certified, Check, Knowledge, Loaded, Served, CERTIFICATES, CHECKED};
 
 use shogi4_api::{Estimate, MainlineResponse, ProbeResponse, Source};
 use shogi4_engine::Position;

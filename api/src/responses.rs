@@ -40,7 +40,7 @@ pub enum Source {
     Store,
     /// A published proof certificate covers the position (`certificate` names its file in
     /// the server's `tables/certificates/`; it was checked by the rules alone when the server
-    /// started, and `shogi4 verify-proof FILE` checks it again anywhere): its value is proven,
+    /// first loaded that file, and `shogi4 verify-proof FILE` checks it again anywhere): its value is proven,
     /// its bounds may be narrowed by what searches found; the moves were searched for this
     /// answer.
     Certificate,

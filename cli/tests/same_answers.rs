@@ -158,8 +158,8 @@ async fn cli_json_is_the_api_body_for_stored_and_certified_answers() {
 
             let (store, _) = shogi4_proofs::ProofStore::open(&for_api).unwrap();
             let state = AppState::load(&tables, TableLoading::default(), limits()).unwrap().with_proof_store(store);
-            let (proven, refused) = shogi4_answer::Certified::load(&tables.join("certificates"), |_, _| {});
-            assert!(refused.is_empty() && !proven.is_empty());
+            let (proven, report) = shogi4_answer::Certified::load(&tables.join("certificates"));
+            assert!(report.iter().all(|(_, loaded)| loaded.is_ok()) && !proven.is_empty());
             state.search.set_certified(proven);
             let router = app(Arc::new(state), &CorsPolicy::default());
             let uri = format!("/{endpoint}?pos={}", percent_encoded(pos));

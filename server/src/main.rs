@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use clap::Parser;
-use shogi4_answer::{Certified, CERTIFICATES};
+use shogi4_answer::{Certified, Check, Served, CERTIFICATES};
 use shogi4_engine::Material;
 use shogi4_proofs::{Opened, Origin, ProofStore};
 use shogi4_server::config::{Config, LogFormat, StartError};
@@ -115,6 +115,11 @@ fn run(config: Config) -> Result<(), StartError> {
             .name("proof-store-upkeep".into())
             .spawn(move || check_and_merge(&search, store_path.as_deref(), &tables))
             .map_err(StartError::system("start the proof store's check"))?;
+        let (search, certificates) = (Arc::downgrade(&state.search), config.tables.join(CERTIFICATES));
+        std::thread::Builder::new()
+            .name("certificates".into())
+            .spawn(move || serve_certificates(search, certificates))
+            .map_err(StartError::system("start the certificates' check"))?;
         // None without a writable proof store: they would have nothing to take or keep.
         let mut workers = vec![upkeep];
         for worker in 0..state.search.background_workers() {
@@ -175,54 +180,52 @@ fn log_opened(path: &std::path::Path, opened: &Opened) {
 }
 
 /// Runs while the server answers, since each step takes time in proportion to a file's size:
-/// walks the proof store (damage begins it anew, with what was readable), merges the proofs
-/// published beside the tables, then checks the published certificates by the rules and
-/// serves what they prove (merged into the store too, if there is one). Merging again changes
-/// nothing.
+/// walks the proof store (damage begins it anew, with what was readable) and merges the proofs
+/// published beside the tables. Merging again changes nothing.
 fn check_and_merge(search: &SearchService, store_path: Option<&std::path::Path>, tables: &std::path::Path) {
-    let store = search.store();
-    let writable = store.as_ref().filter(|store| !store.is_read_only());
-    if let (Some(store), Some(path)) = (&store, store_path) {
+    let Some(store) = search.store() else { return };
+    if let Some(path) = store_path {
         match store.check_and_repair() {
             Ok(checked) => log_opened(path, &checked),
             Err(error) => tracing::warn!(%error, "proof store check failed"),
         }
     }
     let published = tables.join(OPENING_PROOFS);
-    if let Some(store) = writable.filter(|_| published.exists()) {
+    if !store.is_read_only() && published.exists() {
         match store.import(&published, Origin::Published) {
             Ok(imported) => tracing::info!(file = %published.display(), records = imported.records,
                 changed = imported.changed, "published proofs merged into the store"),
             Err(error) => tracing::warn!(%error, "published proofs not merged"),
         }
     }
-    // Per file: the records checked, those the store changed, and the first merge error.
-    let mut merged: Vec<(std::path::PathBuf, u64, u64, Option<String>)> = Vec::new();
-    let (certified, refused) = Certified::load(&tables.join(CERTIFICATES), |file, proven| {
-        if merged.last().is_none_or(|(last, ..)| last != file) {
-            merged.push((file.to_path_buf(), 0, 0, None));
-        }
-        let (_, records, changed, error) = merged.last_mut().expect("pushed above");
-        *records += proven.len() as u64;
-        match writable.filter(|_| error.is_none()).map(|store| store.import_proven(proven)) {
-            Some(Ok(imported)) => *changed += imported.changed,
-            Some(Err(failed)) => *error = Some(failed.to_string()),
-            None => {}
-        }
-    });
-    for (file, records, changed, error) in merged {
-        match (error, writable) {
-            (Some(error), _) => tracing::warn!(file = %file.display(), %error, "certificate not merged into the store"),
-            (None, Some(_)) => tracing::info!(file = %file.display(), records, changed,
-                "certificate checked and merged into the store"),
-            (None, None) => tracing::info!(file = %file.display(), records, "certificate checked"),
+    tracing::info!("proof store checked; published proofs merged");
+}
+
+/// Checks the published certificates by the rules while the server answers (a proof of
+/// millions of positions takes half a minute), then serves what they prove. They are not
+/// copied into the proof store: their index answers for them, above the store. The service is
+/// held weakly, so that shutdown neither waits for the check nor leaves the store open for it.
+fn serve_certificates(search: std::sync::Weak<SearchService>, dir: std::path::PathBuf) {
+    let (certified, report) = Certified::load(&dir);
+    for (file, loaded) in report {
+        let file = file.display();
+        match loaded {
+            Ok(Served { positions, check: Check::Checked }) => {
+                tracing::info!(%file, positions, "certificate checked by the rules; its index kept")
+            }
+            Ok(Served { positions, check: Check::CheckedNotKept(why) }) => {
+                tracing::info!(%file, positions, %why, "certificate checked by the rules; its index not kept")
+            }
+            Ok(Served { positions, check: Check::Kept }) => {
+                tracing::info!(%file, positions, "certificate read from the index its check kept")
+            }
+            Err(error) => tracing::warn!(%file, %error, "certificate not served"),
         }
     }
-    for (file, error) in refused {
-        tracing::warn!(file = %file.display(), %error, "certificate not served");
+    tracing::info!(positions = certified.len(), "certificates served");
+    if let Some(search) = search.upgrade() {
+        search.set_certified(certified);
     }
-    tracing::info!(positions = certified.len(), "certificates served; published proofs merged");
-    search.set_certified(certified);
 }
 
 /// How long shutdown waits, after the connections' grace period, for searches still running.

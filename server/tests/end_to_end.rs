@@ -822,6 +822,10 @@ fn a_certificate_answers_for_its_positions_and_names_itself() {
     let (_, start_answer) = server.get(&format!("/probe?pos={}", url(&start.to_sfen())));
     assert_ne!(start_answer["source"], "certificate", "{start_answer}");
     assert!(start_answer.get("certificate").is_none(), "{start_answer}");
+    // The good certificate's index is kept for the next start; the refused one has none.
+    let checked = certificates.join(shogi4_answer::CHECKED);
+    assert!(checked.join("a2a3.s4cert.index").is_file());
+    assert!(!checked.join("bad.s4cert.index").exists());
 }
 
 /// A forged proof store cannot overrule a certificate: records that contradict
@@ -880,8 +884,8 @@ fn a_forged_store_cannot_overrule_a_certificate() {
         assert!(asked.elapsed() < std::time::Duration::from_secs(20), "conflicts not counted");
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    // In the store itself, the certificate's win (merged at start-up) replaced the imported
-    // forgery, a certificate being the better-founded origin (a search may narrow it since).
+    // In the store itself, the certificate's win (recorded by the search that answered from
+    // it) replaced the imported forgery, a search being the better-founded origin.
     drop(server);
     let (store, _) = shogi4_proofs::ProofStore::open(&store_path).unwrap();
     let (outcome, origin) = store.get_with_origin(after.key()).unwrap().expect("a record");

@@ -173,6 +173,26 @@ test('a value proven with distance bounds is shown as proven, with its range', a
   await page.context().close();
 });
 
+test('a position a published certificate proves says so, naming the certificate', async () => {
+  // scripts/browser-tests.sh puts tables/certificates/a2a3.s4cert beside the tables; the
+  // server checks it in the background after it listens.
+  const sfen = 'trfk/C2c/4/KFRT w - 1';
+  let expected = await probe(sfen);
+  for (let i = 0; expected.source !== 'certificate'; i++) {
+    assert.ok(i < 100, `never answered from the certificate: ${JSON.stringify(expected)}`);
+    await new Promise((r) => setTimeout(r, 200));
+    expected = await probe(sfen);
+  }
+  const page = await open(`/?pos=${underscored(sfen)}`);
+  const seen = await shown(page, sfen);
+  assert.equal(seen.source, 'certificate');
+  assert.equal(seen.category, expected.category);
+  assert.match(seen.text, /Second player to move wins/);
+  assert.match(seen.text, /Proven by the published certificate a2a3\.s4cert \(checked by the rules alone/);
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+});
+
 test('a draw proven by search is shown as a draw, with how it was proven', async () => {
   // A closed game without a table here (KKFRT; the server holds the 2-piece set), whose
   // search refutes both sides' wins by defeats and repetitions within a few thousand nodes.

@@ -201,8 +201,8 @@ pub(crate) fn lost_records(lost: Option<u64>) -> String {
 /// The certificates in the tables directory's `certificates/`, each checked first, as the
 /// server serves them; a refused one is named on stderr and left out.
 pub fn certificates(tables: &Path) -> Certified {
-    let (certified, refused) = Certified::load(&tables.join(CERTIFICATES), |_, _| {});
-    for (path, why) in refused {
+    let (certified, report) = Certified::load(&tables.join(CERTIFICATES));
+    for (path, why) in report.iter().filter_map(|(path, loaded)| Some((path, loaded.as_ref().err()?))) {
         eprintln!("shogi4: skipping {}: {why}", path.display());
     }
     certified
