@@ -4,7 +4,11 @@ WORKDIR /src
 COPY . .
 RUN cargo build --release --locked -p shogi4-cli -p shogi4-server \
  && ./target/release/shogi4 solve --all --max-pieces 3 --out /tables \
- && ./target/release/shogi4 audit /tables
+ && ./target/release/shogi4 audit /tables \
+ && mkdir -p /tables/certificates && cp tables/certificates/*.s4cert /tables/certificates/ \
+ && cp tables/opening.proofs /tables/ \
+ && ./target/release/shogi4 probe 'trfk/3c/C3/KFRT b - 1' --tables /tables --search-ms 1 >/dev/null \
+ && test -f /tables/certificates/.checked/start.s4cert.index
 
 FROM debian:bookworm-slim
 RUN apt-get update && apt-get install -y --no-install-recommends curl ca-certificates \
