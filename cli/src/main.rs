@@ -369,7 +369,8 @@ struct Query {
 /// What the engine takes as proven.
 #[derive(clap::Args)]
 struct EngineArgs {
-    /// Directory of tables (a closed game's table gives its positions' proven values).
+    /// Directory of tables (a closed game's table gives its positions' proven values; the
+    /// certificates in its `certificates/` theirs, each checked first).
     #[arg(long, default_value = "tables")]
     tables: PathBuf,
     /// A proof store whose proven outcomes the engine takes as exact; none if absent or

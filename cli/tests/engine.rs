@@ -127,3 +127,29 @@ fn analyse_prints_an_estimate_or_a_proof() {
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(text.contains("win in 1") && text.contains("best b3a4"), "{text}");
 }
+
+/// A certificate in the tables directory is exact to the engine: the position after 1. a2a3,
+/// which `a2a3.s4cert` proves a win for the second player to move, is scored as a proven win,
+/// and the text says within what range; without the certificate it is an estimate.
+#[test]
+fn analyse_takes_a_certificates_value_as_proven() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("certificates")).unwrap();
+    let published = concat!(env!("CARGO_MANIFEST_DIR"), "/../tables/certificates/a2a3.s4cert");
+    std::fs::copy(published, dir.path().join("certificates/a2a3.s4cert")).unwrap();
+    let analyse = |tables: &std::path::Path| {
+        let output = Command::new(env!("CARGO_BIN_EXE_shogi4"))
+            .args(["analyse", "trfk/C2c/4/KFRT_w_-_1", "--depth", "4", "--ms", "0", "--tables"])
+            .arg(tables)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+        String::from_utf8(output.stdout).unwrap()
+    };
+    let proven = analyse(dir.path());
+    let last = proven.lines().last().unwrap();
+    assert!(last.contains("the score is proven (table, certificate or proof store): win"), "{proven}");
+    assert!(proven.contains("line 1: win in "), "{proven}");
+    let alone = analyse(std::path::Path::new("/nonexistent"));
+    assert!(alone.lines().last().unwrap().ends_with("an estimate"), "{alone}");
+}

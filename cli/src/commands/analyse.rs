@@ -1,9 +1,11 @@
 //! `shogi4 analyse`: the engine's best lines for a position, its estimate and how deep it
-//! looked; and the oracle it and `shogi4 uci` share (the tables, and a proof store if named).
+//! looked; and the oracle it and `shogi4 uci` share (the tables, the certificates beside them,
+//! and a proof store if named).
 
 use std::path::Path;
 use std::time::Duration;
 
+use shogi4_answer::Certified;
 use shogi4_api::cli::{AnalyseLine, AnalyseReport};
 use shogi4_engine::Position;
 use shogi4_play::score::{expected_score, verdict, Verdict};
@@ -12,25 +14,31 @@ use shogi4_proofs::ProofStore;
 use shogi4_search::{Cancel, Outcome};
 use shogi4_tablebase::Tablebase;
 
-use crate::commands::probe::{open, open_store};
+use crate::commands::probe::{certificates, describe as describe_outcome, open, open_store};
 use crate::error::{parse_position, CliError};
 
-/// What the engine takes as proven: the loaded tables, then the proof store.
+/// What the engine takes as proven: the loaded tables, then the certificates in the tables
+/// directory (checked, as `probe` and the server check them), then the proof store.
 pub struct Known {
     tables: Tablebase,
+    certified: Certified,
     store: Option<ProofStore>,
 }
 
 impl Known {
-    /// The tables of `tables` and the store at `store` (none if absent or `none`).
+    /// The tables and certificates of `tables` and the store at `store` (none if absent or
+    /// `none`).
     pub fn open(tables: &Path, store: Option<&Path>) -> Result<Known, CliError> {
-        Ok(Known { tables: open(tables)?, store: open_store(store)? })
+        Ok(Known { tables: open(tables)?, certified: certificates(tables), store: open_store(store)? })
     }
 }
 
 impl Oracle for Known {
     fn proven(&self, position: &Position) -> Option<Outcome> {
-        self.tables.proven(position).or_else(|| Recalled(self.store.as_ref()?).proven(position))
+        self.tables
+            .proven(position)
+            .or_else(|| self.certified.find(position).map(|(_, outcome)| outcome))
+            .or_else(|| Recalled(self.store.as_ref()?).proven(position))
     }
 }
 
@@ -95,13 +103,19 @@ pub fn run(pos: &str, settings: &Settings, known: &Known, json: bool) -> Result<
         println!("line {}: {} {}", index + 1, describe(analysis.lines[index].score), line.pv.join(" "));
     }
     let nps = analysis.nodes as f64 / analysis.elapsed.max(Duration::from_micros(1)).as_secs_f64();
+    // A proven score stands for a range where the proof bounds the distance: the range is said.
+    let source = match analysis.proven {
+        Some(outcome) => {
+            format!("; the score is proven (table, certificate or proof store): {}", describe_outcome(outcome))
+        }
+        None => "; an estimate".to_string(),
+    };
     println!(
-        "best {}; depth {}, {} nodes, {:.0} nodes/s{}",
+        "best {}; depth {}, {} nodes, {:.0} nodes/s{source}",
         report.lines.first().and_then(|l| l.pv.first()).map_or("none", |m| m.as_str()),
         report.depth,
         report.nodes,
         nps,
-        if analysis.proven.is_some() { "; the score is proven (table or proof store)" } else { "; an estimate" }
     );
     Ok(())
 }
