@@ -115,12 +115,6 @@ impl ProofStore {
     pub fn import_certificate(&self, path: &Path) -> Result<Imported, StoreError> {
         self.import_facts(&read_certificate(path)?, Origin::Certificate)
     }
-
-    /// Merges the positions a checked certificate proves
-    /// ([`shogi4_certificate::proven_positions`]), as [`ProofStore::import_certificate`] does.
-    pub fn import_proven(&self, proven: &[shogi4_certificate::Proven]) -> Result<Imported, StoreError> {
-        self.import_facts(&proven_facts(proven.iter().copied()), Origin::Certificate)
-    }
 }
 
 /// Records per commit of an import: the cap is checked before each, so that the file passes
