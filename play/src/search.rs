@@ -489,7 +489,10 @@ impl<'a> Worker<'a> {
         if self.stopped() && ply > 0 {
             return 0;
         }
-        if ply > 0 && depth >= 2 {
+        // Asked where a node still has plies to search (fewer lookups than nodes), and always
+        // for a root move's position, which a reduction may leave a single ply: a root move the
+        // oracle proves must not be judged by the evaluation instead.
+        if ply > 0 && (depth >= 2 || ply == 1) {
             if let Some(score) = self.shared.oracle.proven(position).and_then(|o| score::from_outcome(o, ply as u32)) {
                 return score;
             }
