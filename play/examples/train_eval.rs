@@ -1,11 +1,13 @@
 //! Trains the engine's evaluation (`shogi4_play::eval`, a logistic model over its features)
 //! and writes the weights as the Rust source that `play/src/eval/weights.rs` holds.
 //!
-//! `cargo run --release -p shogi4-play --example train_eval -- EXPORT OUT [GAMES] [NODES]`
+//! `cargo run --release -p shogi4-play --example train_eval -- EXPORT OUT [GAMES] [NODES] [CERTIFICATE…]`
 //!
-//! Two sources, each a position and the result for its side to move (1 win, 0 loss, ½ draw):
+//! Sources, each a position and the result for its side to move (1 win, 0 loss, ½ draw):
 //! - the proven outcomes of a proof export, weighted so that wins and losses count alike (the
 //!   opening prover's store holds some thirty wins for each loss);
+//! - the positions the certificates given prove (each checked first), but those where the
+//!   side to move takes the royal at once, at the export's weight a position;
 //! - `GAMES` self-play games of the engine as it stands (`NODES` a move, the first four plies
 //!   drawn at random from the game's number, so the games differ; a game that repeats a
 //!   position three times, or runs 200 plies, is a draw), every position after the fourth
@@ -38,7 +40,7 @@ const PROVEN_WEIGHT: f32 = 0.02;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [export, out, ..] = &args[..] else {
-        eprintln!("usage: train_eval EXPORT OUT [GAMES] [NODES]");
+        eprintln!("usage: train_eval EXPORT OUT [GAMES] [NODES] [CERTIFICATE…]");
         std::process::exit(2);
     };
     let games: u64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(GAMES);
@@ -65,6 +67,20 @@ fn main() {
             weight: PROVEN_WEIGHT * if result > 0.5 { 1.0 } else { loss_weight },
         })
         .collect();
+    let mut certified = 0;
+    for path in args.iter().skip(4) {
+        let before = samples.len();
+        let bytes = shogi4_certificate::read_file(Path::new(path)).expect("a readable certificate");
+        let proven = shogi4_certificate::proven_positions(&bytes).expect("a certificate its checker accepts");
+        samples.extend(proven.filter(|p| p.within > 1).map(|p| Sample {
+            key: p.position.key(),
+            position: p.position,
+            result: f32::from(u8::from(p.wins)),
+            weight: PROVEN_WEIGHT,
+        }));
+        eprintln!("{path}: {} positions", samples.len() - before);
+        certified += samples.len() - before;
+    }
     let played = self_play(games, nodes);
     eprintln!("{games} self-play games at {nodes} nodes a move: {} positions", played.len());
     samples.extend(played);
@@ -88,8 +104,8 @@ fn main() {
     let file_hash = xxhash_rust::xxh3::xxh3_64(&std::fs::read(export).expect("read once already"));
     let mut source = format!(
         "//! The evaluation's weights, written by `play/examples/train_eval.rs` from {} samples: a proof\n\
-         //! export (the file's xxh3-64 {file_hash:016x}) and {games} self-play games at {nodes} nodes a\n\
-         //! move; {epochs} passes, held out: {}.\n\n\
+         //! export (the file's xxh3-64 {file_hash:016x}), {certified} positions of certificates and\n\
+         //! {games} self-play games at {nodes} nodes a move; {epochs} passes, held out: {}.\n\n\
          /// One per feature of `eval::features`.\n#[rustfmt::skip]\npub(super) const WEIGHTS: [f32; super::FEATURES] = [\n",
         samples.len(),
         fit(&weights, held),
