@@ -57,7 +57,7 @@ pub enum Check {
 
 impl Certified {
     /// The certificates in `dir`, each checked by the rules, or read from the index an
-    /// earlier check of the same file kept ([`kept`]); and what became of each. A proof of
+    /// earlier check of the same file kept (in [`CHECKED`]); and what became of each. A proof of
     /// millions of positions is never in memory as positions whole, only as the checker's map
     /// of keys (24 bytes a winner's position) while it is checked.
     pub fn load(dir: &Path) -> (Certified, Vec<Loaded>) {
