@@ -884,13 +884,8 @@ fn a_forged_store_cannot_overrule_a_certificate() {
         assert!(asked.elapsed() < std::time::Duration::from_secs(20), "conflicts not counted");
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
-    // In the store itself, the certificate's win (recorded by the search that answered from
-    // it) replaced the imported forgery, a search being the better-founded origin.
-    drop(server);
-    let (store, _) = shogi4_proofs::ProofStore::open(&store_path).unwrap();
-    let (outcome, origin) = store.get_with_origin(after.key()).unwrap().expect("a record");
-    assert!(origin > shogi4_proofs::Origin::Import, "{outcome:?} from {origin:?}");
-    assert!(outcome.conflicts(Outcome::Proven(Value::Loss(4))), "{outcome:?}");
+    // The forged record may stay in the store (certificates are not copied into it): it is
+    // passed over wherever the certificate answers, as above.
 }
 
 /// A flood of unreadable `GET /probe` is neither free nor written to the log line by line:
