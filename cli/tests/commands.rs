@@ -546,8 +546,12 @@ fn a_certified_steered_run_is_certified_from_its_store_alone() {
     assert!(!pass("blind", "1", "blind.s4cert").status.success());
     let open = std::fs::read_to_string(dir.path().join("blind/open.txt")).unwrap();
     assert!(!open.is_empty(), "a pass failed and named no leaf");
+    // Probed on a copy: a probe records what its search found, within a time budget, and
+    // the passes below must walk the store the steered run left, not one that depends on how
+    // busy the machine was (CI once met a leaf no pass could certify after such records).
+    std::fs::copy(path("plain.redb"), path("probed.redb")).unwrap();
     for leaf in open.lines().take(3) {
-        let probe = shogi4(&["probe", leaf, "--store", &path("plain.redb"), "--json"]);
+        let probe = shogi4(&["probe", leaf, "--store", &path("probed.redb"), "--json"]);
         let answer: serde_json::Value = serde_json::from_str(stdout(&probe).trim()).unwrap();
         assert_eq!(answer["category"], "win", "{leaf}: {answer}");
     }
