@@ -88,8 +88,7 @@ impl Certified {
         kept::remove_orphans(dir, &certificates);
         // One entry a position: the smallest bound of any certificate that proves it (all of
         // them agree on the value, since each is a proof).
-        all.sort_unstable_by_key(|&(key, entry)| (key, entry & 0x7FFF));
-        all.dedup_by_key(|&mut (key, _)| key);
+        smallest_bound_each(&mut all);
         let (keys, entries) = all.into_iter().unzip();
         (Certified { files, keys, entries }, report)
     }
@@ -134,14 +133,20 @@ fn positions_of(path: &Path) -> Result<(Vec<kept::Indexed>, Check), String> {
         .map(|p| (p.position.key(), u16::from(p.wins) << 15 | p.within as u16))
         .collect();
     // A loser's position two winner's moves lead to is given twice: the smaller bound is kept.
-    positions.sort_unstable_by_key(|&(key, entry)| (key, entry & 0x7FFF));
-    positions.dedup_by_key(|&mut (key, _)| key);
+    smallest_bound_each(&mut positions);
     let check = match index.map(|index| kept::write(&index, &digest, &positions)) {
         Some(Ok(())) => Check::Checked,
         Some(Err(error)) => Check::CheckedNotKept(error.to_string()),
         None => Check::CheckedNotKept("no name for its index".to_string()),
     };
     Ok((positions, check))
+}
+
+/// Sorts `entries` (a key and an entry whose low 15 bits are the bound) by key and keeps one
+/// per key, the one with the smallest bound: all agree on the value, since each is proven.
+fn smallest_bound_each<E: Copy + Into<u32>>(entries: &mut Vec<(u128, E)>) {
+    entries.sort_unstable_by_key(|&(key, entry)| (key, entry.into() & 0x7FFF));
+    entries.dedup_by_key(|&mut (key, _)| key);
 }
 
 /// The `.s4cert` files of `dir`, in name order; none if it is missing.
