@@ -102,6 +102,9 @@ pub struct Pruning {
     /// Futility: near the horizon, quiet moves of a node whose evaluation is far below alpha
     /// are not searched.
     pub futility: bool,
+    /// Internal iterative reduction: a node deep enough with no move from the table is
+    /// searched a ply shallower (its best move is unknown, so its search is cheap to redo).
+    pub internal_reduction: bool,
 }
 
 impl Default for Pruning {
@@ -113,6 +116,7 @@ impl Default for Pruning {
             threat_extension: false,
             move_count_pruning: false,
             futility: false,
+            internal_reduction: true,
         }
     }
 }
@@ -123,13 +127,14 @@ pub type Switch = (&'static str, fn(&mut Pruning) -> &mut bool);
 impl Pruning {
     /// Each switch's name (as UCI options name it) and its field, so that a front end lists
     /// and sets them all from one place.
-    pub const SWITCHES: [Switch; 6] = [
+    pub const SWITCHES: [Switch; 7] = [
         ("LateMoveReductions", |p| &mut p.late_move_reductions),
         ("ReverseFutility", |p| &mut p.reverse_futility),
         ("NullMove", |p| &mut p.null_move),
         ("ThreatExtension", |p| &mut p.threat_extension),
         ("MoveCountPruning", |p| &mut p.move_count_pruning),
         ("Futility", |p| &mut p.futility),
+        ("InternalReduction", |p| &mut p.internal_reduction),
     ];
 }
 
@@ -513,6 +518,12 @@ impl<'a> Worker<'a> {
                 }
             }
         }
+        let depth =
+            if self.shared.limits.pruning.internal_reduction && depth >= 4 && table_move == 0 && ply > 0 {
+                depth - 1
+            } else {
+                depth
+            };
         let (moves, unsafe_exists) = position.safe_moves();
         if moves.is_empty() {
             if ply == 0 {
