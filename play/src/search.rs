@@ -114,8 +114,8 @@ impl Default for Pruning {
             reverse_futility: true,
             null_move: false,
             threat_extension: false,
-            move_count_pruning: false,
-            futility: false,
+            move_count_pruning: true,
+            futility: true,
             internal_reduction: true,
         }
     }
@@ -571,8 +571,9 @@ impl<'a> Worker<'a> {
             let quiet = captured(position, mv).is_none() && !mv.promotes();
             // Near the horizon, a quiet move that threatens nothing is passed over late in
             // the order, or where the evaluation is far below alpha; never the first move,
-            // nor while every move so far loses.
-            if quiet && searched > 0 && best > -MATE_BOUND && depth <= 3 {
+            // nor while every move so far loses, nor once a royal capture is in the window (a
+            // move passed over could capture sooner, and a forced result's distance is told).
+            if quiet && searched > 0 && best > -MATE_BOUND && alpha.abs() < MATE_BOUND && depth <= 3 {
                 let late = pruning.move_count_pruning && quiets_tried.len() >= (3 + depth * depth) as usize;
                 let futile = pruning.futility && eval.is_some_and(|e| e + 100 + 150 * depth <= alpha);
                 if (late || futile) && !position.threatens_after(mv) {
