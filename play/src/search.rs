@@ -518,12 +518,13 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        let depth =
-            if self.shared.limits.pruning.internal_reduction && depth >= 4 && table_move == 0 && ply > 0 {
-                depth - 1
-            } else {
-                depth
-            };
+        // Internal reduction: with no move from the table, this node's order is a guess, and a
+        // ply less finds a move for the table at a fraction of the cost.
+        let depth = if self.shared.limits.pruning.internal_reduction && depth >= 4 && table_move == 0 && ply > 0 {
+            depth - 1
+        } else {
+            depth
+        };
         let (moves, unsafe_exists) = position.safe_moves();
         if moves.is_empty() {
             if ply == 0 {
