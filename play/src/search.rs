@@ -107,24 +107,33 @@ pub struct Pruning {
     pub internal_reduction: bool,
 }
 
-impl Default for Pruning {
-    fn default() -> Self {
-        Pruning {
-            late_move_reductions: true,
-            reverse_futility: true,
-            null_move: false,
-            threat_extension: false,
-            move_count_pruning: true,
-            futility: true,
-            internal_reduction: true,
-        }
-    }
-}
-
 /// A pruning switch: its name and its field.
 pub type Switch = (&'static str, fn(&mut Pruning) -> &mut bool);
 
+impl Default for Pruning {
+    fn default() -> Self {
+        Pruning::PLAY
+    }
+}
+
 impl Pruning {
+    /// The switches for play (the default): each one on was measured to gain in matches.
+    pub const PLAY: Pruning = Pruning {
+        late_move_reductions: true,
+        reverse_futility: true,
+        null_move: false,
+        threat_extension: false,
+        move_count_pruning: true,
+        futility: true,
+        internal_reduction: true,
+    };
+
+    /// The switches of the steered prover's guide: the search it was measured with, and
+    /// found the weak solution with. The later prunings were measured in games, where only
+    /// the best move counts, not on the guide's work of scoring every move on a small budget.
+    pub const GUIDE: Pruning =
+        Pruning { move_count_pruning: false, futility: false, internal_reduction: false, ..Pruning::PLAY };
+
     /// Each switch's name (as UCI options name it) and its field, so that a front end lists
     /// and sets them all from one place.
     pub const SWITCHES: [Switch; 7] = [
