@@ -78,8 +78,9 @@ fn main() {
             result: f32::from(u8::from(p.wins)),
             weight: PROVEN_WEIGHT,
         }));
-        eprintln!("{path}: {} positions", samples.len() - before);
-        certified += samples.len() - before;
+        let added = samples.len() - before;
+        eprintln!("{path}: {added} positions");
+        certified += added;
     }
     let played = self_play(games, nodes);
     eprintln!("{games} self-play games at {nodes} nodes a move: {} positions", played.len());

@@ -103,7 +103,8 @@ pub struct Pruning {
     /// are not searched.
     pub futility: bool,
     /// Internal iterative reduction: a node deep enough with no move from the table is
-    /// searched a ply shallower (its best move is unknown, so its search is cheap to redo).
+    /// searched a ply shallower (its order is a guess; the shallower search costs less and
+    /// leaves a move in the table for the node's next visit).
     pub internal_reduction: bool,
 }
 
@@ -527,8 +528,7 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        // Internal reduction: with no move from the table, this node's order is a guess, and a
-        // ply less finds a move for the table at a fraction of the cost.
+        // Internal reduction (see `Pruning::internal_reduction`).
         let depth = if self.shared.limits.pruning.internal_reduction && depth >= 4 && table_move == 0 && ply > 0 {
             depth - 1
         } else {
