@@ -106,6 +106,11 @@ pub struct Pruning {
     /// searched a ply shallower (its order is a guess; the shallower search costs less and
     /// leaves a move in the table for the node's next visit).
     pub internal_reduction: bool,
+    /// Singular extension: where the table's move, stored as at least a score from a search
+    /// nearly as deep, is the only move that reaches near that score (the others, searched
+    /// at half the depth while it is left out, all stay below it by a margin), it is searched a
+    /// ply deeper. A forced line is then read deeper than the quiet lines around it.
+    pub singular: bool,
 }
 
 /// A pruning switch: its name and its field.
@@ -127,17 +132,23 @@ impl Pruning {
         move_count_pruning: true,
         futility: true,
         internal_reduction: true,
+        singular: true,
     };
 
     /// The switches of the steered prover's guide: the search it was measured with, and
     /// found the weak solution with. The later prunings were measured in games, where only
     /// the best move counts, not on the guide's work of scoring every move on a small budget.
-    pub const GUIDE: Pruning =
-        Pruning { move_count_pruning: false, futility: false, internal_reduction: false, ..Pruning::PLAY };
+    pub const GUIDE: Pruning = Pruning {
+        move_count_pruning: false,
+        futility: false,
+        internal_reduction: false,
+        singular: false,
+        ..Pruning::PLAY
+    };
 
     /// Each switch's name (as UCI options name it) and its field, so that a front end lists
     /// and sets them all from one place.
-    pub const SWITCHES: [Switch; 7] = [
+    pub const SWITCHES: [Switch; 8] = [
         ("LateMoveReductions", |p| &mut p.late_move_reductions),
         ("ReverseFutility", |p| &mut p.reverse_futility),
         ("NullMove", |p| &mut p.null_move),
@@ -145,6 +156,7 @@ impl Pruning {
         ("MoveCountPruning", |p| &mut p.move_count_pruning),
         ("Futility", |p| &mut p.futility),
         ("InternalReduction", |p| &mut p.internal_reduction),
+        ("Singular", |p| &mut p.singular),
     ];
 }
 
@@ -305,6 +317,8 @@ struct Worker<'a> {
     /// The principal variation at each ply (triangular).
     pv: Vec<Vec<Move>>,
     seldepth: u32,
+    /// The move each ply's node leaves out (a singular test's search), 0 for none.
+    skip: Vec<u16>,
     /// Root moves to skip (the earlier lines of a multi-line search).
     excluded: Vec<Move>,
     /// The iteration being searched: the first is never stopped.
@@ -323,6 +337,7 @@ impl<'a> Worker<'a> {
             local_nodes: 0,
             pv: vec![Vec::new(); MAX_PLY + 2],
             seldepth: 0,
+            skip: vec![0; MAX_PLY + 2],
             excluded: Vec::new(),
             iteration: 0,
         }
@@ -515,8 +530,9 @@ impl<'a> Worker<'a> {
         let hashed = hash(key);
         let entry = self.shared.table.probe(hashed);
         let table_move = entry.map_or(0, |e| e.mv);
+        let skipped = self.skip[ply];
         if let Some(e) = entry {
-            if !pv_node && ply > 0 && e.depth >= depth {
+            if !pv_node && ply > 0 && e.depth >= depth && skipped == 0 {
                 let score = from_table(e.score, ply as u32);
                 let cut = match e.bound {
                     Bound::Exact => true,
@@ -529,7 +545,12 @@ impl<'a> Worker<'a> {
             }
         }
         // Internal reduction (see `Pruning::internal_reduction`).
-        let depth = if self.shared.limits.pruning.internal_reduction && depth >= 4 && table_move == 0 && ply > 0 {
+        let depth = if self.shared.limits.pruning.internal_reduction
+            && depth >= 4
+            && table_move == 0
+            && ply > 0
+            && skipped == 0
+        {
             depth - 1
         } else {
             depth
@@ -578,6 +599,9 @@ impl<'a> Worker<'a> {
             if ply == 0 && self.excluded.contains(&mv) {
                 continue;
             }
+            if skipped != 0 && encode(mv) == skipped {
+                continue;
+            }
             let quiet = captured(position, mv).is_none() && !mv.promotes();
             // Near the horizon, a quiet move that threatens nothing is passed over late in
             // the order, or where the evaluation is far below alpha; never the first move,
@@ -593,8 +617,32 @@ impl<'a> Worker<'a> {
             }
             let child = position.play_unchecked(mv);
             let child_key = position.key_after(key, mv);
-            let extension =
+            let mut extension =
                 i32::from(pruning.threat_extension && ply < 2 * self.iteration as usize && child.threatens_royal());
+            // Singular extension (see `Pruning::singular`): the table's move, first in the
+            // order, is tested against the rest at half the depth, in a null window below its
+            // stored score; searched on that way, this node leaves it out (`skip`).
+            if pruning.singular
+                && searched == 0
+                && ply > 0
+                && ply < 2 * self.iteration as usize
+                && depth >= 6
+                && skipped == 0
+                && extension == 0
+            {
+                if let Some(e) = entry.filter(|e| {
+                    e.mv == encode(mv) && e.bound != Bound::Upper && e.depth >= depth - 3 && e.score.abs() < MATE_BOUND
+                }) {
+                    let singular_beta = e.score - 2 * depth;
+                    self.skip[ply] = e.mv;
+                    let score =
+                        self.search(position, key, (depth - 1) / 2, ply, singular_beta - 1, singular_beta, false);
+                    self.skip[ply] = 0;
+                    if score < singular_beta {
+                        extension = 1;
+                    }
+                }
+            }
             self.path.push(child_key);
             let mut score;
             if searched == 0 {
@@ -665,7 +713,7 @@ impl<'a> Worker<'a> {
         } else {
             Bound::Upper
         };
-        if ply > 0 || self.excluded.is_empty() {
+        if (ply > 0 || self.excluded.is_empty()) && skipped == 0 {
             self.shared.table.store(
                 hashed,
                 Entry { mv: best_move.map_or(0, encode), score: to_table(best, ply as u32), depth, bound },
