@@ -620,8 +620,9 @@ impl<'a> Worker<'a> {
             let mut extension =
                 i32::from(pruning.threat_extension && ply < 2 * self.iteration as usize && child.threatens_royal());
             // Singular extension (see `Pruning::singular`): the table's move, first in the
-            // order, is tested against the rest at half the depth, in a null window below its
-            // stored score; searched on that way, this node leaves it out (`skip`).
+            // order, is tested against the rest: this node searched again at half the depth
+            // without it (`skip`), in a null window below its stored score. The test's line is
+            // not this node's, so it is cleared.
             if pruning.singular
                 && searched == 0
                 && ply > 0
@@ -638,6 +639,7 @@ impl<'a> Worker<'a> {
                     let score =
                         self.search(position, key, (depth - 1) / 2, ply, singular_beta - 1, singular_beta, false);
                     self.skip[ply] = 0;
+                    self.pv[ply].clear();
                     if score < singular_beta {
                         extension = 1;
                     }
