@@ -617,8 +617,9 @@ impl<'a> Worker<'a> {
             }
             let child = position.play_unchecked(mv);
             let child_key = position.key_after(key, mv);
-            let mut extension =
-                i32::from(pruning.threat_extension && ply < 2 * self.iteration as usize && child.threatens_royal());
+            // Extensions stop at twice the iteration's depth, so that a forced line cannot run away.
+            let extendable = ply < 2 * self.iteration as usize;
+            let mut extension = i32::from(pruning.threat_extension && extendable && child.threatens_royal());
             // Singular extension (see `Pruning::singular`): the table's move, first in the
             // order, is tested against the rest: this node searched again at half the depth
             // without it (`skip`), in a null window below its stored score. The test's line is
@@ -626,7 +627,7 @@ impl<'a> Worker<'a> {
             if pruning.singular
                 && searched == 0
                 && ply > 0
-                && ply < 2 * self.iteration as usize
+                && extendable
                 && depth >= 6
                 && skipped == 0
                 && extension == 0
